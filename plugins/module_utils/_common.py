@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Helpers shared by every rdma.fabric module.
+
+Each module keeps one reader as its only I/O seam; these helpers are what that reader and
+the apply step call, so that tool invocation, locale and the sysfs root are handled the
+same way everywhere.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import os
+
+# Tools print localized numbers and messages otherwise; parsers expect the C locale.
+C_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+
+
+class ToolError(Exception):
+    """A tool was missing or failed; carries what an operator needs to see."""
+
+    def __init__(self, msg, argv=None, rc=None, stdout="", stderr=""):
+        super(ToolError, self).__init__(msg)
+        self.msg = msg
+        self.argv = argv
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def as_result(self):
+        return {"msg": self.msg, "cmd": self.argv, "rc": self.rc,
+                "stdout": self.stdout, "stderr": self.stderr}
+
+
+def sysfs_root():
+    """The sysfs mount point: ``$SYSFS_PATH`` as libibverbs honours it, else ``/sys``."""
+    return os.environ.get("SYSFS_PATH") or "/sys"
+
+
+def sysfs_path(*parts):
+    return os.path.join(sysfs_root(), *parts)
+
+
+def read_sysfs(path, default=None):
+    """Read one sysfs attribute, stripped; ``default`` when it does not exist."""
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError) as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and default is not None:
+            return default
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise
+
+
+def write_sysfs(path, value):
+    """Write one sysfs attribute the way ``echo VALUE > PATH`` does, then read it back.
+
+    Returns the value read back; raises ToolError naming the path when the kernel refuses
+    the write or keeps a different value.
+    """
+    text = "%s\n" % value
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+    except (IOError, OSError) as exc:
+        raise ToolError("writing %r to %s failed: %s" % (str(value), path, os.strerror(exc.errno) if exc.errno else exc))
+    back = read_sysfs(path)
+    if back != str(value).strip():
+        raise ToolError("wrote %r to %s but it reads back %r" % (str(value), path, back))
+    return back
+
+
+def find_tool(module, name, required=True):
+    """Path of a tool, or ToolError that names it (and where it was looked for)."""
+    path = module.get_bin_path(name, required=False)
+    if not path and required:
+        raise ToolError("required tool %s was not found in PATH or /sbin, /usr/sbin, /usr/local/sbin" % name)
+    return path
+
+
+def run_tool(module, argv, check_rc=True):
+    """Run a tool in the C locale; return (rc, stdout, stderr).
+
+    With ``check_rc`` a non-zero exit raises ToolError with the tool's own words, taken
+    from stderr or, for tools such as mlnx_qos that print errors on stdout, from stdout.
+    """
+    rc, out, err = module.run_command(argv, environ_update=C_LOCALE)
+    if check_rc and rc != 0:
+        words = (err or "").strip() or (out or "").strip()
+        raise ToolError("%s failed (rc=%s): %s" % (" ".join(argv), rc, words),
+                        argv=argv, rc=rc, stdout=out, stderr=err)
+    return rc, out, err
