@@ -1,0 +1,604 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Facts about the RDMA devices, GIDs, PCIe placement and GPU rails of one host.
+
+Layout:
+- ``read_host`` is the only I/O seam: it reads sysfs (under ``$SYSFS_PATH``) and runs
+  ``nvidia-smi`` (the only thing sysfs lacks: GPU indexes and the GPU<->NIC matrix);
+- ``parse_*`` read captured tool texts (support bundles, tests) into the same model;
+- ``derive`` is pure: it joins devices, topology and GPUs into rails and NIC roles.
+Standard library only: this runs on the target with Python >= 3.8.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import csv
+import ipaddress
+import os
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils._common import (
+    read_sysfs, run_tool, sysfs_path,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
+    TopoParseError, assign_rails, natural_key, natural_sorted, parse_topo,
+)
+
+SUBSETS = ("all", "devices", "gids", "pci", "gpus")
+CAPTURED_KEYS = ("nvidia_smi_topo", "nvidia_smi_gpus", "ibstat", "show_gids", "ibdev2netdev")
+
+NVIDIA_SMI_TOPO = ["topo", "-m"]
+NVIDIA_SMI_GPUS = ["--query-gpu=index,pci.bus_id,name,uuid", "--format=csv,noheader"]
+
+_BDF = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+_ZERO_GIDS = ("0000:0000:0000:0000:0000:0000:0000:0000", "fe80:0000:0000:0000:0000:0000:0000:0000")
+_NVIDIA_VENDOR = "0x10de"
+_GPU_CLASSES = ("0x0300", "0x0302")  # VGA and 3D controllers (NVSwitches are 0x0680: bridges)
+
+# ibstat and ibdev2netdev spell port states differently from sysfs; facts use the sysfs words.
+_STATE_WORDS = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT",
+                "armed": "ARMED", "active_defer": "ACTIVE_DEFER", "nop": "NOP"}
+_LINK_LAYERS = {"ib": "InfiniBand", "infiniband": "InfiniBand", "ethernet": "Ethernet"}
+
+
+# ---------------------------------------------------------------- small normalisers
+
+def normalize_bdf(text):
+    """PCI address as sysfs names it: 4-digit domain, lower case (nvidia-smi prints 00000000:1A:00.0)."""
+    match = _BDF.match((text or "").strip())
+    if not match:
+        return None
+    domain, bus, dev, fn = match.groups()
+    return "%04x:%s:%s.%s" % (int(domain, 16), bus.lower(), dev.lower(), fn)
+
+
+def normalize_guid(text):
+    """GUID as ``0x`` + 16 hex digits (sysfs prints a088:c203:00e3:142a, ibstat 0xa088c20300e3142a)."""
+    if not text:
+        return None
+    raw = text.strip().lower()
+    raw = raw[2:] if raw.startswith("0x") else raw.replace(":", "")
+    try:
+        return "0x%016x" % int(raw, 16)
+    except ValueError:
+        return None
+
+
+def normalize_gid(text):
+    """GID in the sysfs form (8 groups of 4 hex digits); accepts compressed IPv6 (ibv_devinfo)."""
+    try:
+        return ipaddress.IPv6Address((text or "").strip()).exploded
+    except ValueError:
+        return None
+
+
+def gid_ipv4(gid):
+    """The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d), else None."""
+    try:
+        mapped = ipaddress.IPv6Address(gid).ipv4_mapped
+    except ValueError:
+        return None
+    return str(mapped) if mapped else None
+
+
+def gid_type(raw_type, link_layer):
+    """IB, RoCE v1 or RoCE v2 from sysfs gid_attrs/types ('IB/RoCE v1' | 'RoCE v2') or show_gids VER."""
+    raw = (raw_type or "").strip().lower()
+    if raw in ("roce v2", "v2"):
+        return "RoCE v2"
+    if link_layer == "InfiniBand":
+        return "IB"
+    if raw in ("ib/roce v1", "roce v1", "v1"):
+        return "RoCE v1" if link_layer == "Ethernet" else "IB/RoCE v1"
+    return None
+
+
+def state_word(text):
+    """'4: ACTIVE' (sysfs), 'Active' (ibstat), 'DOWN  ' (ibdev2netdev -v) -> 'ACTIVE' / 'DOWN'."""
+    if not text:
+        return None
+    word = text.split(":", 1)[-1].strip()
+    return _STATE_WORDS.get(word.lower(), word.upper())
+
+
+def phys_state_word(text):
+    """'5: LinkUp' (sysfs) or 'LinkUp' (ibstat) -> 'LinkUp'."""
+    if not text:
+        return None
+    return text.split(":", 1)[-1].strip() or None
+
+
+def link_layer_word(text):
+    if not text:
+        return None
+    return _LINK_LAYERS.get(text.strip().lower(), text.strip())
+
+
+def rate_gbps(text):
+    """'400 Gb/sec (4X NDR)' (sysfs) or '400' (ibstat) -> 400; '2.5 Gb/sec' -> 2.5."""
+    match = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)", text or "")
+    if not match:
+        return None
+    value = float(match.group(1))
+    return int(value) if value.is_integer() else value
+
+
+def _int(text, base=10):
+    try:
+        return int(str(text).strip(), base)
+    except (TypeError, ValueError):
+        return None
+
+
+def _speed_gts(text):
+    """'32.0 GT/s PCIe' / '8 GT/s' / '2.5 GT/s' -> float; 'Unknown' -> None."""
+    match = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s", text or "")
+    return float(match.group(1)) if match else None
+
+
+def new_device(name):
+    return {"name": name, "node_guid": None, "sys_image_guid": None, "fw_ver": None,
+            "hca_type": None, "board_id": None, "node_type": None, "pci_address": None,
+            "numa_node": None, "pcie": None, "netdevs": [], "role": None, "ports": []}
+
+
+def new_port(number):
+    return {"port": number, "state": None, "phys_state": None, "rate": None, "rate_gbps": None,
+            "link_layer": None, "port_guid": None, "lid": None, "sm_lid": None, "netdev": None,
+            "gids": [], "ipv4": []}
+
+
+def _device(devices, name):
+    if name not in devices:
+        devices[name] = new_device(name)
+    return devices[name]
+
+
+def _port(device, number):
+    for port in device["ports"]:
+        if port["port"] == number:
+            return port
+    port = new_port(number)
+    device["ports"].append(port)
+    device["ports"].sort(key=lambda item: item["port"])
+    return port
+
+
+def gid_entry(index, gid, gtype, netdev):
+    return {"index": index, "gid": gid, "type": gtype, "netdev": netdev or None, "ipv4": gid_ipv4(gid)}
+
+
+def finish_device(device):
+    """Fill the derived per-port lists (IPv4 addresses, sorted GIDs) and the device netdevs."""
+    netdevs = []
+    for port in device["ports"]:
+        port["gids"].sort(key=lambda entry: entry["index"])
+        port["ipv4"] = []
+        for entry in port["gids"]:
+            if entry["ipv4"] and entry["ipv4"] not in port["ipv4"]:
+                port["ipv4"].append(entry["ipv4"])
+        for name in [port["netdev"]] + [entry["netdev"] for entry in port["gids"]]:
+            if name and name not in netdevs:
+                netdevs.append(name)
+    device["netdevs"] = netdevs
+    return device
+
+
+# ---------------------------------------------------------------- sysfs reader (I/O)
+
+def _read(*parts):
+    """One sysfs attribute or None; attributes of unused GID slots fail with EINVAL."""
+    try:
+        return read_sysfs(sysfs_path(*parts))
+    except (IOError, OSError):
+        return None
+
+
+def _listdir(*parts):
+    try:
+        return natural_sorted(os.listdir(sysfs_path(*parts)))
+    except (IOError, OSError):
+        return []
+
+
+def read_pci_function(pci_dir, with_link):
+    """NUMA node and PCIe link of a PCI function directory (absolute path)."""
+    def attr(name):
+        try:
+            return read_sysfs(os.path.join(pci_dir, name))
+        except (IOError, OSError):
+            return None
+    numa = _int(attr("numa_node"))
+    info = {"numa_node": numa if numa is not None and numa >= 0 else None, "pcie": None}
+    if with_link:
+        current, maximum = _speed_gts(attr("current_link_speed")), _speed_gts(attr("max_link_speed"))
+        width, max_width = _int(attr("current_link_width")), _int(attr("max_link_width"))
+        downgraded = None
+        if None not in (current, maximum, width, max_width):
+            downgraded = current < maximum or width < max_width
+        info["pcie"] = {"current_link_speed": current, "current_link_width": width,
+                        "max_link_speed": maximum, "max_link_width": max_width,
+                        "downgraded": downgraded}
+    return info
+
+
+def _netdev_by_dev_port(device_dir, port_number):
+    """Fallback when gid_attrs/ndevs is absent (IPoIB, old kernels): the netdev of the PCI
+    function whose dev_port (dev_id on old kernels) is port - 1, as ibdev2netdev does."""
+    net_dir = os.path.join(device_dir, "device", "net")
+    try:
+        names = natural_sorted(os.listdir(net_dir))
+    except (IOError, OSError):
+        return None
+    for name in names:
+        try:
+            dev_port = _int(read_sysfs(os.path.join(net_dir, name, "dev_port")))
+            if dev_port is None:
+                dev_port = _int(read_sysfs(os.path.join(net_dir, name, "dev_id")) or "", 16)
+        except (IOError, OSError):
+            dev_port = None
+        if dev_port is None or dev_port == port_number - 1:
+            return name
+    return None
+
+
+def read_rdma_sysfs(subsets):
+    """Devices under /sys/class/infiniband, naturally sorted; {} when there are none."""
+    with_gids = "gids" in subsets
+    with_link = "pci" in subsets
+    devices = {}
+    for name in _listdir("class", "infiniband"):
+        dev_dir = sysfs_path("class", "infiniband", name)
+        device = _device(devices, name)
+        device["fw_ver"] = _read("class", "infiniband", name, "fw_ver")
+        device["node_guid"] = normalize_guid(_read("class", "infiniband", name, "node_guid"))
+        device["sys_image_guid"] = normalize_guid(_read("class", "infiniband", name, "sys_image_guid"))
+        device["hca_type"] = _read("class", "infiniband", name, "hca_type")
+        device["board_id"] = _read("class", "infiniband", name, "board_id")
+        device["node_type"] = phys_state_word(_read("class", "infiniband", name, "node_type"))
+        pci_dir = os.path.realpath(os.path.join(dev_dir, "device"))
+        if os.path.isdir(pci_dir):
+            device["pci_address"] = normalize_bdf(os.path.basename(pci_dir))
+            if device["pci_address"]:
+                info = read_pci_function(pci_dir, with_link)
+                device["numa_node"], device["pcie"] = info["numa_node"], info["pcie"]
+        for port_name in _listdir("class", "infiniband", name, "ports"):
+            number = _int(port_name)
+            if number is None:
+                continue
+            port = _port(device, number)
+            base = ("class", "infiniband", name, "ports", port_name)
+            port["state"] = state_word(_read(*base + ("state",)))
+            port["phys_state"] = phys_state_word(_read(*base + ("phys_state",)))
+            port["rate"] = _read(*base + ("rate",))
+            port["rate_gbps"] = rate_gbps(port["rate"])
+            port["link_layer"] = link_layer_word(_read(*base + ("link_layer",)))
+            port["lid"] = _int(_read(*base + ("lid",)) or "", 16)
+            port["sm_lid"] = _int(_read(*base + ("sm_lid",)) or "", 16)
+            gid0 = normalize_gid(_read(*base + ("gids", "0")))
+            # No port_guid attribute: the port GUID is the interface ID of GID 0 (what ibstat shows).
+            if gid0 and gid0 not in _ZERO_GIDS:
+                port["port_guid"] = normalize_guid(gid0[20:])
+            port["netdev"] = _read(*base + ("gid_attrs", "ndevs", "0")) or _netdev_by_dev_port(dev_dir, number)
+            if with_gids:
+                for index_name in _listdir(*base + ("gids",)):
+                    index = _int(index_name)
+                    gid = normalize_gid(_read(*base + ("gids", index_name)))
+                    if index is None or not gid or gid in _ZERO_GIDS:
+                        continue
+                    gtype = gid_type(_read(*base + ("gid_attrs", "types", index_name)), port["link_layer"])
+                    ndev = _read(*base + ("gid_attrs", "ndevs", index_name))
+                    port["gids"].append(gid_entry(index, gid, gtype, ndev))
+        finish_device(device)
+    return devices
+
+
+def read_gpu_pci(bdfs, with_link):
+    """NUMA node and PCIe link of each GPU PCI address (sysfs /sys/bus/pci/devices)."""
+    result = {}
+    for bdf in bdfs:
+        pci_dir = sysfs_path("bus", "pci", "devices", bdf)
+        if os.path.isdir(pci_dir):
+            result[bdf] = read_pci_function(pci_dir, with_link)
+    return result
+
+
+def list_nvidia_gpus_sysfs():
+    """PCI addresses of NVIDIA display/3D controllers in bus order: nvidia-smi's index order."""
+    found = []
+    for bdf in _listdir("bus", "pci", "devices"):
+        if (_read("bus", "pci", "devices", bdf, "vendor") or "").lower() != _NVIDIA_VENDOR:
+            continue
+        if (_read("bus", "pci", "devices", bdf, "class") or "")[:6].lower() in _GPU_CLASSES:
+            found.append(bdf)
+    return sorted(found)
+
+
+def _run_optional(module, argv, errors):
+    """Output of a tool, or None with an ``errors`` entry when it fails (not a crash)."""
+    rc, out, err = run_tool(module, argv, check_rc=False)
+    if rc != 0:
+        words = (err or "").strip() or (out or "").strip()
+        errors.append({"tool": os.path.basename(argv[0]), "cmd": argv, "rc": rc,
+                       "stderr": (err or "").strip(), "msg": "%s failed (rc=%s): %s" % (" ".join(argv), rc, words)})
+        return None
+    return out
+
+
+def read_host(module, subsets):
+    """The only I/O seam: sysfs plus nvidia-smi. Returns the raw inputs of ``derive``."""
+    errors = []
+    devices = read_rdma_sysfs(subsets)
+    topo_text = gpus_text = None
+    if "gpus" in subsets:
+        nvidia_smi = module.get_bin_path("nvidia-smi", required=False)
+        if nvidia_smi:  # absent: no GPU on this host, a normal answer
+            topo_text = _run_optional(module, [nvidia_smi] + NVIDIA_SMI_TOPO, errors)
+            if topo_text is not None:
+                gpus_text = _run_optional(module, [nvidia_smi] + NVIDIA_SMI_GPUS, errors)
+    gpu_list = parse_gpu_query(gpus_text) if gpus_text else None
+    if topo_text is not None and not gpu_list:
+        gpu_list = [{"index": i, "pci_address": bdf, "model": None, "uuid": None}
+                    for i, bdf in enumerate(list_nvidia_gpus_sysfs())]
+    gpu_pci = {}
+    if gpu_list:
+        gpu_pci = read_gpu_pci([g["pci_address"] for g in gpu_list if g["pci_address"]], "pci" in subsets)
+    return {"devices": devices, "topo_text": topo_text, "gpu_list": gpu_list,
+            "gpu_pci": gpu_pci, "errors": errors}
+
+
+# ---------------------------------------------------------------- captured text parsers
+
+def parse_gpu_query(text):
+    """``nvidia-smi --query-gpu=index,pci.bus_id,name,uuid --format=csv,noheader``."""
+    gpus = []
+    for row in csv.reader((text or "").splitlines(), skipinitialspace=True):
+        if len(row) < 2 or not row[0].strip().isdigit():
+            continue
+        gpus.append({"index": int(row[0]), "pci_address": normalize_bdf(row[1]),
+                     "model": row[2].strip() if len(row) > 2 else None,
+                     "uuid": row[3].strip() if len(row) > 3 else None})
+    return sorted(gpus, key=lambda gpu: gpu["index"])
+
+
+_IBSTAT_HEAD = re.compile(r"^(CA|Switch):? '(?P<name>[^']+)'\s*$")
+_IBSTAT_PORT = re.compile(r"^Port (?P<port>\d+):\s*$")
+_IBSTAT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*[a-z]):\s*(?P<value>.*)$")
+
+
+def parse_ibstat(text, devices, errors):
+    """``ibstat``: ``CA 'name'`` blocks; TABs or spaces; 'ibpanic' lines are tool errors."""
+    device = port = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if line.startswith("ibpanic:"):
+            errors.append({"tool": "ibstat", "cmd": None, "rc": None, "stderr": line, "msg": line})
+            continue
+        head = _IBSTAT_HEAD.match(line)
+        if head:
+            device, port = _device(devices, head.group("name")), None
+            continue
+        if device is None:
+            continue
+        port_match = _IBSTAT_PORT.match(line)
+        if port_match:
+            port = _port(device, int(port_match.group("port")))
+            continue
+        field = _IBSTAT_FIELD.match(line)
+        if not field:
+            continue
+        key, value = field.group("key"), field.group("value").strip()
+        if port is None:
+            if key == "Firmware version":
+                device["fw_ver"] = value
+            elif key == "Node GUID":
+                device["node_guid"] = normalize_guid(value)
+            elif key == "System image GUID":
+                device["sys_image_guid"] = normalize_guid(value)
+            elif key in ("CA type", "Switch type"):
+                device["hca_type"] = value
+        elif key == "State":
+            port["state"] = state_word(value)
+        elif key == "Physical state":
+            port["phys_state"] = phys_state_word(value)
+        elif key == "Rate":
+            port["rate"], port["rate_gbps"] = value, rate_gbps(value)
+        elif key == "Base lid":
+            port["lid"] = _int(value)
+        elif key == "SM lid":
+            port["sm_lid"] = _int(value)
+        elif key == "Port GUID":
+            port["port_guid"] = normalize_guid(value)
+        elif key == "Link layer":
+            port["link_layer"] = link_layer_word(value)
+    return devices
+
+
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def parse_show_gids(text, devices):
+    """``show_gids``: DEV PORT INDEX GID [IPv4] VER [DEV]; TABs or spaces, lexicographic order."""
+    for raw in (text or "").splitlines():
+        tokens = raw.split()
+        if len(tokens) < 5 or not tokens[1].isdigit() or not tokens[2].isdigit():
+            continue
+        name, port_number, index, gid = tokens[0], int(tokens[1]), int(tokens[2]), normalize_gid(tokens[3])
+        rest = tokens[4:]
+        if gid is None:
+            continue
+        if rest and _IPV4.match(rest[0]):
+            rest = rest[1:]
+        if not rest or rest[0] not in ("v1", "v2"):
+            continue
+        version, netdev = rest[0], (rest[1] if len(rest) > 1 else None)
+        port = _port(_device(devices, name), port_number)
+        if port["link_layer"] is None and netdev:
+            port["link_layer"] = "Ethernet"
+        # show_gids prints v1 with an empty DEV column for InfiniBand GIDs.
+        link_layer = port["link_layer"] or ("Ethernet" if netdev else "InfiniBand")
+        port["gids"] = [entry for entry in port["gids"] if entry["index"] != index]
+        port["gids"].append(gid_entry(index, gid, gid_type(version, link_layer), netdev))
+        if index == 0 and netdev and not port["netdev"]:
+            port["netdev"] = netdev
+    return devices
+
+
+_IB2N = re.compile(
+    r"^(?:(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)\s"
+    r"(?:.*?\sfw (?P<fw>\S+)\s)?.*?\bport (?P<port>\d+)(?: \((?P<state>[A-Za-z_]+)\s*\))?"
+    r" ==> (?P<netdev>\S+) \((?P<carrier>\w+)\)\s*$")
+
+
+def parse_ibdev2netdev(text, devices):
+    """``ibdev2netdev`` and ``ibdev2netdev -v`` (anchored on ' fw ', ' port ', ' ==> ': the
+    -v description may hold spaces, commas and parentheses)."""
+    for raw in (text or "").splitlines():
+        line = re.sub(r"^\s*#\s*", "", raw).rstrip()
+        match = _IB2N.match(line)
+        if not match:
+            continue
+        device = _device(devices, match.group("dev"))
+        port = _port(device, int(match.group("port")))
+        port["netdev"] = match.group("netdev")
+        if match.group("bdf"):
+            device["pci_address"] = normalize_bdf(match.group("bdf"))
+        if match.group("fw") and not device["fw_ver"]:
+            device["fw_ver"] = match.group("fw")
+        if match.group("state") and not port["state"]:
+            port["state"] = state_word(match.group("state"))
+    return devices
+
+
+def read_captured(captured, subsets):
+    """Raw inputs of ``derive`` from captured tool texts; touches nothing on the host."""
+    errors = []
+    devices = {}
+    parse_ibstat(captured.get("ibstat"), devices, errors)
+    if "gids" in subsets or captured.get("show_gids"):
+        parse_show_gids(captured.get("show_gids"), devices)
+    parse_ibdev2netdev(captured.get("ibdev2netdev"), devices)
+    if "gids" not in subsets:
+        for device in devices.values():
+            for port in device["ports"]:
+                port["gids"] = []
+    for name in list(devices):
+        finish_device(devices[name])
+    devices = dict((name, devices[name]) for name in natural_sorted(devices))
+    topo_text = captured.get("nvidia_smi_topo") if "gpus" in subsets else None
+    gpu_list = parse_gpu_query(captured.get("nvidia_smi_gpus")) if topo_text else None
+    return {"devices": devices, "topo_text": topo_text, "gpu_list": gpu_list, "gpu_pci": {},
+            "errors": errors}
+
+
+# ---------------------------------------------------------------- pure derivation
+
+def _rail_port(device):
+    """The port a rail uses: the first ACTIVE one, else the first."""
+    if not device or not device["ports"]:
+        return None
+    active = [port for port in device["ports"] if port["state"] == "ACTIVE"]
+    return (active or device["ports"])[0]
+
+
+def derive(raw, subsets):
+    """Join devices, topology and GPUs into the ``ansible_facts.rdma`` dict."""
+    devices = raw["devices"]
+    errors = list(raw["errors"])
+    topo = None
+    if raw.get("topo_text"):
+        try:
+            topo = parse_topo(raw["topo_text"])
+        except TopoParseError as exc:
+            errors.append({"tool": "nvidia-smi", "cmd": ["nvidia-smi"] + NVIDIA_SMI_TOPO, "rc": 0,
+                           "stderr": "", "msg": str(exc)})
+
+    gpus, rails = [], []
+    compute, extra = [], []
+    if topo and topo["gpus"]:
+        by_index = dict((g["index"], g) for g in raw.get("gpu_list") or [])
+        usable = set(devices) if devices else None
+        if usable is not None:
+            for nic in topo["nics"]:
+                if nic["device"] not in usable:
+                    errors.append({"tool": "nvidia-smi", "cmd": ["nvidia-smi"] + NVIDIA_SMI_TOPO, "rc": 0,
+                                   "stderr": "", "msg": "NIC %s of the topology matrix is not an RDMA device "
+                                   "of this host; it is not used as a rail" % nic["device"]})
+        assigned, compute_set = assign_rails(topo, usable)
+        for gpu, rail in zip(topo["gpus"], assigned):
+            known = by_index.get(gpu["index"], {})
+            pci = raw.get("gpu_pci", {}).get(known.get("pci_address"), {})
+            numa = pci.get("numa_node")
+            if numa is None:
+                numa = gpu["numa_affinity"]
+            gpus.append({"index": gpu["index"], "name": gpu["name"], "model": known.get("model"),
+                         "uuid": known.get("uuid"), "pci_address": known.get("pci_address"),
+                         "numa_node": numa, "gpu_numa_id": gpu["gpu_numa_id"],
+                         "cpu_affinity": gpu["cpu_affinity"], "pcie": pci.get("pcie"),
+                         "nearest_nics": rail["nearest"], "nearest_relation": rail["relation"],
+                         "rail": rail["device"]})
+            if rail["device"] is None:
+                continue
+            device = devices.get(rail["device"])
+            port = _rail_port(device)
+            rails.append({
+                "gpu": gpu["name"], "gpu_index": gpu["index"], "device": rail["device"],
+                "port": port["port"] if port else None,
+                "port_count": len(device["ports"]) if device else None,
+                "netdev": port["netdev"] if port else None,
+                "link_layer": port["link_layer"] if port else None,
+                "state": port["state"] if port else None,
+                "numa_node": device["numa_node"] if device else None,
+                "relation": rail["relation"],
+                "ipv4_gids": [entry for entry in (port["gids"] if port else []) if entry["ipv4"]],
+            })
+        names = set(devices) | set(nic["device"] for nic in topo["nics"])
+        compute = natural_sorted(compute_set)
+        extra = natural_sorted(name for name in names if name not in compute_set)
+        for name, device in devices.items():
+            device["role"] = "compute" if name in compute_set else "extra"
+
+    topology = None
+    if topo is not None:
+        topology = {"nics": [nic["device"] for nic in topo["nics"]], "nic_legend": topo["nic_legend"],
+                    "matrix": topo["matrix"]}
+    return {
+        "gather_subset": sorted(subsets, key=SUBSETS.index),
+        "device_names": natural_sorted(devices),
+        "devices": dict((name, devices[name]) for name in natural_sorted(devices)),
+        "gpus": gpus,
+        "topology": topology,
+        "rails": rails,
+        "compute_nics": compute,
+        "extra_nics": extra,
+        "errors": errors,
+    }
+
+
+def expand_subsets(requested):
+    subsets = set(requested or ["all"])
+    if "all" in subsets:
+        subsets = set(SUBSETS)
+    subsets.add("devices")  # cheap, and every other subset hangs off it
+    return subsets
+
+
+def gather(module, gather_subset, captured=None):
+    """Facts for ``ansible_facts.rdma``: from the host, or from captured texts when given."""
+    subsets = expand_subsets(gather_subset)
+    if captured:
+        raw = read_captured(captured, subsets)
+        facts = derive(raw, subsets)
+        facts["source"] = "captured"
+    else:
+        raw = read_host(module, subsets)
+        facts = derive(raw, subsets)
+        facts["source"] = "host"
+    return facts
+
+
+__all__ = ["gather", "derive", "read_host", "read_captured", "parse_ibstat", "parse_show_gids",
+           "parse_ibdev2netdev", "parse_gpu_query", "natural_key"]
