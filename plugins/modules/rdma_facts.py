@@ -1,0 +1,224 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_facts
+short_description: Gather RDMA devices, GID tables, PCIe placement and GPU rails as facts
+version_added: 0.1.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - Returns everything other rdma.fabric roles need about the RDMA side of a GPU node under
+    C(ansible_facts.rdma), in one call.
+  - Reads sysfs first (C(/sys/class/infiniband), C(/sys/bus/pci/devices)), honouring the
+    E(SYSFS_PATH) environment variable as libibverbs does. Runs C(nvidia-smi topo -m) and
+    C(nvidia-smi --query-gpu) only for what sysfs lacks (GPU indexes and the GPU to NIC
+    relation matrix).
+  - No RDMA device and no GPU (no C(nvidia-smi)) are normal, empty answers. A tool that is
+    present but fails is reported in C(errors) with its stderr; the module does not fail.
+  - With O(captured) the facts are derived from captured tool outputs only (support bundles,
+    tests); the host is not read at all.
+  - Device lists are sorted naturally (C(mlx5_2) before C(mlx5_10)), unlike sysfs and
+    C(show_gids) which list them lexicographically; device names are kept as they are.
+  - Each GPU's rail is its nearest NIC (C(PIX) < C(PXB) < C(PHB) < C(NODE) < C(SYS)); when
+    several NICs tie, GPUs in index order take the least used one, then the first in matrix
+    order. NICs nearest to no GPU (storage, management) are C(extra), not rails.
+options:
+  gather_subset:
+    description:
+      - What to gather. V(devices) (devices, ports, netdevs, GUIDs, PCI address and NUMA
+        node) is always gathered.
+      - V(gids) adds the GID table of each port; V(pci) adds the PCIe link capability and
+        status of NICs and GPUs; V(gpus) runs C(nvidia-smi) and derives the GPU list, the
+        relation matrix and the rails.
+    type: list
+    elements: str
+    choices: [all, devices, gids, pci, gpus]
+    default: [all]
+  captured:
+    description:
+      - Captured tool outputs to derive facts from instead of reading the host.
+      - Give any subset; facts only hold what the given texts contain (for example no PCIe
+        link data, which only sysfs has).
+    type: dict
+    suboptions:
+      nvidia_smi_topo:
+        description: Output of C(nvidia-smi topo -m) (TABs or expanded spaces, ANSI escapes allowed).
+        type: str
+      nvidia_smi_gpus:
+        description: Output of C(nvidia-smi --query-gpu=index,pci.bus_id,name,uuid --format=csv,noheader).
+        type: str
+      ibstat:
+        description: Output of C(ibstat) (devices, ports, state, rate, link layer, firmware, GUIDs).
+        type: str
+      show_gids:
+        description: Output of C(show_gids) (GID tables with type, netdev and IPv4 address).
+        type: str
+      ibdev2netdev:
+        description: Output of C(ibdev2netdev) or C(ibdev2netdev -v) (netdevs, PCI addresses).
+        type: str
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Read-only; there is nothing to diff.
+    support: none
+  platform:
+    description: Linux hosts with sysfs.
+    support: full
+    platforms: posix
+notes:
+  - Port GUIDs are the interface ID of GID 0 (sysfs has no port GUID attribute), as C(ibstat) shows them.
+  - GPU indexes follow C(nvidia-smi) (PCI bus order). When C(nvidia-smi --query-gpu) fails, GPU PCI
+    addresses come from NVIDIA display and 3D controllers in sysfs, in bus order.
+seealso:
+  - name: NCCL environment variables
+    description: NCCL_IB_HCA, NCCL_IB_GID_INDEX and NCCL_NET_GDR_LEVEL semantics.
+    link: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
+"""
+
+EXAMPLES = r"""
+- name: Gather RDMA facts
+  rdma.fabric.rdma_facts:
+
+- name: Only devices and GID tables (no nvidia-smi)
+  rdma.fabric.rdma_facts:
+    gather_subset: [devices, gids]
+
+- name: Derive facts from a support bundle
+  rdma.fabric.rdma_facts:
+    captured:
+      nvidia_smi_topo: "{{ lookup('file', 'bundle/nvidia-smi-topo.txt') }}"
+      show_gids: "{{ lookup('file', 'bundle/show_gids.txt') }}"
+      ibstat: "{{ lookup('file', 'bundle/ibstat.txt') }}"
+  delegate_to: localhost
+
+- name: GPU0's rail
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.rdma.rails[0].device }} port {{ ansible_facts.rdma.rails[0].port }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: complex
+  contains:
+    rdma:
+      description: RDMA facts of the host.
+      returned: always
+      type: complex
+      contains:
+        source:
+          description: V(host) when read from the host, V(captured) when derived from O(captured).
+          type: str
+          returned: always
+          sample: host
+        gather_subset:
+          description: Subsets actually gathered.
+          type: list
+          elements: str
+          returned: always
+          sample: [all, devices, gids, pci, gpus]
+        device_names:
+          description: RDMA device names, naturally sorted.
+          type: list
+          elements: str
+          returned: always
+          sample: [mlx5_0, mlx5_1, mlx5_2, mlx5_10]
+        devices:
+          description:
+            - RDMA devices by name, in natural order. Each has C(name), C(node_guid),
+              C(sys_image_guid) (C(0x) + 16 hex digits), C(fw_ver), C(hca_type), C(board_id),
+              C(node_type), C(pci_address), C(numa_node), C(pcie), C(netdevs), C(role)
+              (V(compute), V(extra), or null without GPU topology) and C(ports).
+            - C(pcie) (subset V(pci)) has C(current_link_speed), C(max_link_speed) (GT/s),
+              C(current_link_width), C(max_link_width) and C(downgraded).
+            - Each port has C(port), C(state) (V(ACTIVE), V(DOWN), V(INIT), V(ARMED)),
+              C(phys_state) (V(LinkUp), V(Disabled)...), C(rate), C(rate_gbps), C(link_layer)
+              (V(InfiniBand) or V(Ethernet)), C(port_guid), C(lid), C(sm_lid), C(netdev),
+              C(ipv4) (addresses of IPv4-mapped GIDs) and C(gids).
+            - Each GID has C(index), C(gid) (8 groups of 4 hex digits), C(type) (V(IB),
+              V(RoCE v1), V(RoCE v2)), C(netdev) and C(ipv4).
+          type: dict
+          returned: always
+        gpus:
+          description:
+            - GPUs in index order, each with C(index), C(name) (V(GPU0)), C(model), C(uuid),
+              C(pci_address), C(numa_node), C(gpu_numa_id), C(cpu_affinity), C(pcie),
+              C(nearest_nics), C(nearest_relation) and C(rail) (the device chosen).
+          type: list
+          elements: dict
+          returned: always
+        topology:
+          description:
+            - The C(nvidia-smi topo -m) matrix, or null without it. C(nics) lists the NIC
+              columns as device names, C(nic_legend) maps V(NIC0) to its device on newer
+              drivers, C(matrix) maps row to column to legend code (V(X), V(SYS), V(NODE),
+              V(PHB), V(PXB), V(PIX), V(NV12)...) with rows and columns named V(GPU#) or by device.
+          type: dict
+          returned: always
+        rails:
+          description:
+            - One entry per GPU with a NIC, in GPU order, each with C(gpu), C(gpu_index),
+              C(device), C(port), C(port_count), C(netdev), C(link_layer), C(state),
+              C(numa_node), C(relation) and C(ipv4_gids) (the GIDs of the port that carry an
+              IPv4 address).
+          type: list
+          elements: dict
+          returned: always
+        compute_nics:
+          description: Devices nearest to at least one GPU, naturally sorted.
+          type: list
+          elements: str
+          returned: always
+        extra_nics:
+          description: Devices nearest to no GPU (storage, management), naturally sorted.
+          type: list
+          elements: str
+          returned: always
+        errors:
+          description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).
+          type: list
+          elements: dict
+          returned: always
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils._rdma_facts import SUBSETS, gather
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            gather_subset=dict(type="list", elements="str", choices=list(SUBSETS), default=["all"]),
+            captured=dict(type="dict", options=dict(
+                nvidia_smi_topo=dict(type="str"),
+                nvidia_smi_gpus=dict(type="str"),
+                ibstat=dict(type="str"),
+                show_gids=dict(type="str"),
+                ibdev2netdev=dict(type="str"),
+            )),
+        ),
+        supports_check_mode=True,
+    )
+    captured = module.params["captured"]
+    if captured is not None:
+        captured = dict((key, value) for key, value in captured.items() if value)
+        if not captured:
+            module.fail_json(msg="captured: give at least one of nvidia_smi_topo, nvidia_smi_gpus, "
+                                 "ibstat, show_gids, ibdev2netdev")
+    facts = gather(module, module.params["gather_subset"], captured)
+    module.exit_json(changed=False, ansible_facts={"rdma": facts})
+
+
+if __name__ == "__main__":
+    main()
