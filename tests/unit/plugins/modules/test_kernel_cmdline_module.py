@@ -1,0 +1,148 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""main() of rdma.fabric.kernel_cmdline: grub (tmp copies of fixtures/grub) and grubby with a fake run_command."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import shutil
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.modules import kernel_cmdline
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "grub")
+DEV_LIST = "disable_acs_redir=0000:17:00.0;0000:18:00.0"
+ARGS = [{"name": "iommu", "value": "pt"}, {"name": "pci", "value": DEV_LIST}]
+
+
+def run_main(capsys, args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            kernel_cmdline.main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    """A host with the Ubuntu 22.04 defaults file; records every command run."""
+    shutil.copy(os.path.join(FIX, "ubuntu2204", "grub"), str(tmp_path / "grub"))
+    (tmp_path / "cmdline").write_text("BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=1c2d ro quiet splash\n")
+    calls = []
+
+    def fake_run(self, argv, **kwargs):
+        calls.append(list(argv))
+        return 0, "", ""
+
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", fake_run)
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "get_bin_path",
+                        lambda self, name, *a, **kw: None if name == "grubby" else "/usr/sbin/" + name)
+    return tmp_path, calls
+
+
+def grub_args(tmp_path, **extra):
+    args = {"arguments": ARGS, "grub_file": str(tmp_path / "grub"), "proc_cmdline": str(tmp_path / "cmdline")}
+    args.update(extra)
+    return args
+
+
+def test_grub_change_then_idempotent(capsys, host):
+    tmp_path, calls = host
+    rc, result = run_main(capsys, grub_args(tmp_path, _ansible_diff=True))
+    assert rc == 0, result
+    assert result["changed"] is True
+    assert result["backend"] == "grub"
+    assert result["commands"] == [["/usr/sbin/update-grub"]]
+    assert calls == [["/usr/sbin/update-grub"]]
+    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}
+    assert result["reboot_required"] is True
+    assert result["diff"][0]["before_header"] == str(tmp_path / "grub")
+    assert 'GRUB_CMDLINE_LINUX="iommu=pt \\"pci=%s\\""\n' % DEV_LIST in (tmp_path / "grub").read_text()
+    rc, again = run_main(capsys, grub_args(tmp_path))
+    assert (again["changed"], again["commands"], calls) == (False, [], [["/usr/sbin/update-grub"]])
+    assert again["reboot_required"] is True          # still not booted with them
+
+
+def test_grub_check_mode_writes_nothing(capsys, host):
+    tmp_path, calls = host
+    original = (tmp_path / "grub").read_text()
+    rc, result = run_main(capsys, grub_args(tmp_path, _ansible_check_mode=True))
+    assert result["changed"] is True
+    assert result["changed_files"] == [str(tmp_path / "grub")]
+    assert result["commands"] == [["/usr/sbin/update-grub"]]
+    assert calls == []
+    assert (tmp_path / "grub").read_text() == original
+
+
+def test_reboot_not_required_when_running_has_them(capsys, host):
+    tmp_path, _ = host
+    (tmp_path / "cmdline").write_text("BOOT_IMAGE=/vmlinuz ro iommu=pt pci=%s\n" % DEV_LIST)
+    rc, result = run_main(capsys, grub_args(tmp_path))
+    assert result["reboot_required"] is False
+    assert result["running"] == []
+
+
+def test_update_command_override_and_backup(capsys, host):
+    tmp_path, calls = host
+    rc, result = run_main(capsys, grub_args(tmp_path, update_command=["grub-mkconfig", "-o", "/boot/grub/grub.cfg"],
+                                            backup=True))
+    # backup_local() copies attributes with lsattr/chattr through run_command too
+    assert [c for c in calls if "lsattr" not in c[0]] == [["grub-mkconfig", "-o", "/boot/grub/grub.cfg"]]
+    assert len(result["backup_files"]) == 1 and os.path.exists(result["backup_files"][0])
+
+
+def test_update_failure_reports_written_files(capsys, host, monkeypatch):
+    tmp_path, _ = host
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command",
+                        lambda self, argv, **kw: (1, "", "/usr/sbin/grub-probe: error: failed to get canonical path"))
+    rc, result = run_main(capsys, grub_args(tmp_path))
+    assert rc == 1
+    assert result["msg"].startswith("%s were written but regenerating grub.cfg failed" % (tmp_path / "grub"))
+    assert "canonical path" in result["msg"]
+
+
+def test_malformed_refused_before_anything(capsys, host):
+    tmp_path, calls = host
+    rc, result = run_main(capsys, grub_args(tmp_path, arguments=[{"name": "pci", "value": "realloc,disable_acs_redir"}]))
+    assert rc == 1
+    assert "names no device" in result["msg"]
+    assert calls == []
+
+
+GRUBBY_INFO = """index=0
+kernel="/boot/vmlinuz-5.14.0-427.13.1.el9_4.x86_64"
+args="ro crashkernel=1G-4G:192M,4G-64G:256M,64G-:512M rhgb quiet pci=realloc"
+root="/dev/mapper/rhel-root"
+"""
+
+
+def test_grubby_backend(capsys, tmp_path, monkeypatch):
+    (tmp_path / "cmdline").write_text("BOOT_IMAGE=(hd0,gpt2)/vmlinuz ro rhgb quiet pci=realloc\n")
+    state = {"info": GRUBBY_INFO}
+    calls = []
+
+    def fake_run(self, argv, **kwargs):
+        calls.append(list(argv))
+        if argv[1] == "--info=ALL":
+            return 0, state["info"], ""
+        state["info"] = GRUBBY_INFO.replace("pci=realloc", "iommu=pt \"pci=realloc,%s\"" % DEV_LIST)
+        return 0, "", ""
+
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", fake_run)
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: "/usr/sbin/" + name)
+    rc, result = run_main(capsys, {"arguments": ARGS, "proc_cmdline": str(tmp_path / "cmdline")})
+    assert rc == 0, result
+    assert result["backend"] == "grubby"
+    update = ["/usr/sbin/grubby", "--update-kernel=ALL", "--remove-args=pci",
+              "--args=\"pci=realloc,%s\" iommu=pt" % DEV_LIST]
+    assert result["commands"] == [update]
+    assert calls == [["/usr/sbin/grubby", "--info=ALL"], update, ["/usr/sbin/grubby", "--info=ALL"]]
+    assert result["after"]["arguments"][-2:] == ["iommu=pt", "pci=realloc," + DEV_LIST]   # as grubby re-reads
+    assert result["reboot_required"] is True
+    rc, again = run_main(capsys, {"arguments": ARGS, "proc_cmdline": str(tmp_path / "cmdline")})
+    assert again["changed"] is False and again["commands"] == []
