@@ -366,7 +366,7 @@ def parse_gpu_query(text):
 
 _IBSTAT_HEAD = re.compile(r"^(CA|Switch):? '(?P<name>[^']+)'\s*$")
 _IBSTAT_PORT = re.compile(r"^Port (?P<port>\d+):\s*$")
-_IBSTAT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*[a-z]):\s*(?P<value>.*)$")
+_IBSTAT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*[A-Za-z]):\s*(?P<value>.*)$")
 
 
 def parse_ibstat(text, devices, errors):
