@@ -24,7 +24,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     read_sysfs, run_tool, sysfs_path,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
-    TopoParseError, assign_rails, natural_key, natural_sorted, parse_topo,
+    TopoParseError, assign_rails, natural_sorted, parse_topo,
 )
 
 SUBSETS = ("all", "devices", "gids", "pci", "gpus")
@@ -599,6 +599,3 @@ def gather(module, gather_subset, captured=None):
         facts["source"] = "host"
     return facts
 
-
-__all__ = ["gather", "derive", "read_host", "read_captured", "parse_ibstat", "parse_show_gids",
-           "parse_ibdev2netdev", "parse_gpu_query", "natural_key"]

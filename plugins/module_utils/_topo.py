@@ -23,7 +23,6 @@ _UNKNOWN_RANK = 99
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GPU_LABEL = re.compile(r"^GPU\d+$")
-_NIC_LABEL = re.compile(r"^NIC\d+$")
 _LEGEND_LINE = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 _RELATION = re.compile(r"^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N/A)$")
 # Trailing columns whose headers contain spaces; renamed so a whitespace split keeps them whole.
