@@ -1,0 +1,40 @@
+# rdma.fabric: the two commands are `make lab` (the main job on the built-in lab) and
+# `make test` (every test). Both install what they need first.
+SHELL := /bin/bash
+export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+
+.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench changelog build clean
+
+help:
+	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
+	@echo "make lab-destroy  remove the lab containers"
+	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, Molecule"
+	@echo "make molecule SCENARIO=name   one Molecule scenario"
+
+lab:
+	@lab/lab.sh up
+
+lab-destroy:
+	@lab/lab.sh down
+
+test:
+	@lab/test.sh all
+
+deps:
+	@lab/install-deps.sh
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	@lab/venv.sh
+
+image: deps
+	@lab/image.sh >/dev/null
+
+unit sanity lint molecule bench build:
+	@lab/test.sh $@ $(SCENARIO)
+
+clean:
+	rm -rf .cache build *.tar.gz

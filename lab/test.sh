@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Every test of rdma.fabric, stage by stage, with timings:
+#   lab/test.sh all              deps, venv, image, unit, sanity, lint, molecule (all scenarios)
+#   lab/test.sh unit|sanity|lint|build
+#   lab/test.sh molecule [NAME]  every scenario, or one
+#   lab/test.sh bench            the QoS converge benchmark on the lab
+# Every stage runs even when an earlier one fails; the exit code says whether all passed.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export CONTAINERS_CONF="$top/lab/containers.conf"
+export PATH="$top/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
+export ANSIBLE_HOME="$top/.cache/ansible"
+export ANSIBLE_FORCE_COLOR=false PY_COLORS=0 MOLECULE_NO_LOG=false
+
+declare -a timings=()
+failed=()
+
+stage() {  # stage NAME COMMAND...
+  local name=$1; shift
+  local start=$SECONDS
+  echo "==> $name"
+  if "$@"; then
+    timings+=("$(printf '%-28s %5ss  ok' "$name" $((SECONDS - start)))")
+  else
+    timings+=("$(printf '%-28s %5ss  FAILED' "$name" $((SECONDS - start)))")
+    failed+=("$name")
+  fi
+}
+
+link_collection() {
+  # Ansible finds the collection under a symlinked ansible_collections/rdma/fabric.
+  mkdir -p .cache/collections/ansible_collections/rdma
+  ln -sfn "$top" .cache/collections/ansible_collections/rdma/fabric
+}
+
+run_unit() {
+  pytest -q -p no:cacheprovider tests/unit
+}
+
+run_sanity() {
+  # ansible-test wants the collection at .../ansible_collections/rdma/fabric, as files.
+  # Outside the work tree: inside it, ansible-test would ask git and see only tracked files.
+  local dest="${TMPDIR:-/tmp}/rdma-fabric-sanity/ansible_collections/rdma/fabric"
+  rm -rf "$dest" && mkdir -p "$dest"
+  git ls-files --cached --others --exclude-standard -z | rsync -a --from0 --files-from=- ./ "$dest/"
+  # ansible-test runs from its own venv, with HOME under .cache so that its per-test
+  # venvs and its pip bootstrap stand-in (lab/get_pip_offline.py) stay in the project.
+  local home="$top/.cache/sanity-home" svenv="$top/.cache/sanity-venv"
+  local pipver
+  pipver=$(sed -n 's/^ansible-core==//p' requirements.txt)
+  if [ ! -x "$svenv/bin/ansible-test" ] || [ "$("$svenv/bin/python" -c 'import importlib.metadata as m; print(m.version("ansible-core"))' 2>/dev/null)" != "$pipver" ]; then
+    rm -rf "$svenv" && python3 -m venv "$svenv" \
+      && "$svenv/bin/pip" install -q --disable-pip-version-check "ansible-core==$pipver" || return 1
+  fi
+  mkdir -p "$home/.ansible/test/cache"
+  for v in $(grep -o "pip='[0-9.]*'" "$svenv"/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | tr -dc '0-9.\n'); do
+    cp lab/get_pip_offline.py "$home/.ansible/test/cache/get_pip_${v//./_}.py"
+  done
+  (cd "$dest" && HOME="$home" "$svenv/bin/ansible-test" sanity --venv --python 3.11 --color no)
+}
+
+run_lint() {
+  yamllint -s . && ansible-lint --profile production -q
+}
+
+run_build() {
+  local out="$top/.cache/build"
+  rm -rf "$out" && mkdir -p "$out"
+  ansible-galaxy collection build --force --output-path "$out" . \
+    && ansible-galaxy collection install --force -p "$out/installed" "$out"/rdma-fabric-*.tar.gz \
+    && for m in plugins/modules/*.py; do
+         m=$(basename "$m" .py)
+         ANSIBLE_COLLECTIONS_PATH="$out/installed" ansible-doc "rdma.fabric.$m" >/dev/null \
+           || { echo "ansible-doc rdma.fabric.$m failed"; return 1; }
+       done
+}
+
+scenarios() {
+  local d
+  for d in molecule/*/molecule.yml; do basename "$(dirname "$d")"; done
+}
+
+run_scenario() {
+  molecule test -s "$1"
+}
+
+report() {
+  echo
+  echo "==> timings"
+  printf '%s\n' "${timings[@]}"
+  if [ "${#failed[@]}" -gt 0 ]; then
+    echo "FAILED stages: ${failed[*]}"
+    return 1
+  fi
+  echo "all stages passed"
+}
+
+what=${1:-all}
+if [ "$what" = all ] || [ "$what" = molecule ] || [ "$what" = bench ]; then
+  stage deps lab/install-deps.sh || true
+fi
+stage venv lab/venv.sh
+[ "${#failed[@]}" -eq 0 ] || { report; exit 1; }
+link_collection
+
+case "$what" in
+  all)
+    stage image lab/image.sh
+    export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
+    stage unit run_unit
+    stage build run_build
+    stage sanity run_sanity
+    stage lint run_lint
+    for s in $(scenarios); do stage "molecule $s" run_scenario "$s"; done
+    ;;
+  unit) stage unit run_unit ;;
+  sanity) stage sanity run_sanity ;;
+  lint) stage lint run_lint ;;
+  build) stage build run_build ;;
+  molecule)
+    stage image lab/image.sh
+    export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
+    for s in ${2:-$(scenarios)}; do stage "molecule $s" run_scenario "$s"; done
+    ;;
+  bench)
+    stage image lab/image.sh
+    stage bench "$top/lab/bench.sh"
+    ;;
+  *) echo "usage: $0 all|unit|sanity|lint|build|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+esac
+report
