@@ -1,0 +1,335 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read, parse, compare and apply DCQCN (mlx5 ECN sysfs) and the RoCE default ToS.
+
+Files (MLNX_OFED mlx5, see samples/mlx5_sysfs_dcqcn.txt; no ``params/`` directory)::
+
+    $SYSFS_PATH/class/net/IF/ecn/roce_np/enable/0..7        0|1 (notification point = receiver, sends CNPs)
+    $SYSFS_PATH/class/net/IF/ecn/roce_np/<param>            cnp_dscp, cnp_802p_prio, min_time_between_cnps
+    $SYSFS_PATH/class/net/IF/ecn/roce_rp/enable/0..7        0|1 (reaction point = sender, slows down)
+    $SYSFS_PATH/class/net/IF/ecn/roce_rp/<param>            rpg_*, clamp_tgt_rate, dce_tcp_*, ...
+    $SYSFS_PATH/class/infiniband/DEV/tc/PORT/traffic_class  reads "Global tclass=N" (empty when unset),
+                                                            takes "N"
+
+The RoCE ToS lives in this module because it is the other sysfs QoS knob of the same
+driver: one module owns every QoS sysfs write, so ``state: rendered`` gives the complete
+``path=value`` list a boot-time unit replays (mlx5 forgets all of them on reboot).
+
+Layout: ``read_tree`` is the only I/O seam and returns ``{path: text}``, the same shape
+``parse_running_config`` builds from ``grep -r . <dirs>`` output (``path:value`` lines),
+so ``parse_tree`` serves gathered and parsed alike; ``plan_writes`` is the pure compare;
+``apply_writes`` writes and reports what was and was not applied.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils._common import (
+    ToolError, read_sysfs, sysfs_path, write_sysfs,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
+
+POINTS = ("np", "rp")
+_TCLASS = re.compile(r"Global tclass=(-?\d+)")
+
+
+# --------------------------------------------------------------------------- paths
+def ecn_dir(interface):
+    return sysfs_path("class", "net", interface, "ecn")
+
+
+def point_dir(interface, point):
+    return os.path.join(ecn_dir(interface), "roce_" + point)
+
+
+def enable_path(interface, point, prio):
+    return os.path.join(point_dir(interface, point), "enable", str(prio))
+
+
+def param_path(interface, point, name):
+    return os.path.join(point_dir(interface, point), name)
+
+
+def tos_path(rdma_device, port):
+    return sysfs_path("class", "infiniband", rdma_device, "tc", str(port), "traffic_class")
+
+
+class DcqcnError(Exception):
+    def __init__(self, msg):
+        super(DcqcnError, self).__init__(msg)
+        self.msg = msg
+
+
+# --------------------------------------------------------------------------- reader
+def read_tree(interface=None, rdma_device=None, port=1):
+    """The only I/O seam: every DCQCN file of ``interface`` and the ToS file of
+    ``rdma_device``/``port`` as ``{path: text}``. Raises DcqcnError when they are missing."""
+    tree = {}
+    if interface:
+        if not os.path.isdir(sysfs_path("class", "net", interface)):
+            raise DcqcnError("interface=%s: no such network interface (%s)"
+                             % (interface, sysfs_path("class", "net", interface)))
+        if not os.path.isdir(ecn_dir(interface)):
+            raise DcqcnError("interface=%s: %s does not exist; the inbox (upstream) mlx5 driver has no "
+                             "per-priority ECN sysfs (DCQCN then follows the firmware defaults, see mlxconfig "
+                             "ROCE_CC_PRIO_MASK); MLNX_OFED's mlx5_core provides it" % (interface, ecn_dir(interface)))
+        for point in POINTS:
+            base = point_dir(interface, point)
+            if not os.path.isdir(base):
+                continue
+            for name in sorted(os.listdir(base)):
+                path = os.path.join(base, name)
+                if name == "enable" and os.path.isdir(path):
+                    for prio in sorted(os.listdir(path)):
+                        tree[os.path.join(path, prio)] = read_sysfs(os.path.join(path, prio), "")
+                elif os.path.isfile(path):
+                    tree[path] = read_sysfs(path, "")
+    if rdma_device:
+        if not os.path.isdir(sysfs_path("class", "infiniband", rdma_device)):
+            raise DcqcnError("rdma_device=%s: no such RDMA device (%s)"
+                             % (rdma_device, sysfs_path("class", "infiniband", rdma_device)))
+        path = tos_path(rdma_device, port)
+        if not os.path.isfile(path):
+            raise DcqcnError("rdma_device=%s port=%s: %s does not exist (the per-port default ToS needs "
+                             "MLNX_OFED's mlx5_ib, or the port does not exist)" % (rdma_device, port, path))
+        tree[path] = read_sysfs(path, "")
+    return tree
+
+
+def parse_running_config(text):
+    """``grep -r . /sys/class/net/IF/ecn /sys/class/infiniband/DEV/tc`` output, one
+    ``path:value`` per line, into ``{path: value}``. ``path: value`` and ``path=value``
+    (the rendered form) are accepted too; the path is everything up to the first
+    ``:``/``=`` after the last ``/``."""
+    tree = {}
+    for number, line in enumerate((text or "").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)$", line)
+        if not match:
+            raise DcqcnError("running_config line %d %r: expected 'PATH:VALUE' (grep -r . DIR output)"
+                             % (number, line))
+        tree[match.group(1)] = match.group(2).strip()
+    return tree
+
+
+def _int_or_text(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def parse_tree(tree, interface=None, rdma_device=None, port=1):
+    """``{path: text}`` -> state ``{np: {enabled_priorities, params}, rp: ..., roce_tos}``.
+
+    Paths are matched by their tail (``.../class/net/IF/ecn/roce_np/...``) so a tree read
+    under any ``$SYSFS_PATH`` or pasted from another host parses the same. ``interface``
+    None takes the only interface found; ``rdma_device`` None the only device found.
+    """
+    ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))$")
+    tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class$")
+    interfaces, devices = {}, {}
+    for path, text in tree.items():
+        match = ecn.search(path)
+        if match:
+            ifname, point, prio, name = match.groups()
+            entry = interfaces.setdefault(ifname, {}).setdefault(point, {"enable": {}, "params": {}})
+            if prio is not None:
+                entry["enable"][int(prio)] = _int_or_text(text)
+            else:
+                entry["params"][name] = _int_or_text(text)
+            continue
+        match = tos.search(path)
+        if match:
+            tclass = _TCLASS.search(text or "")
+            value = int(tclass.group(1)) if tclass else None
+            if value is None and (text or "").strip().lstrip("-").isdigit():
+                value = int(text)           # a pasted/rendered plain number
+            devices[(match.group(1), int(match.group(2)))] = value if value is None or value >= 0 else None
+    state = {}
+    if interface is None and len(interfaces) == 1:
+        interface = list(interfaces)[0]
+    if interface is not None:
+        found = interfaces.get(interface, {})
+        for point in POINTS:
+            if point in found:
+                enable = found[point]["enable"]
+                state[point] = {
+                    "enabled_priorities": sorted(p for p, v in enable.items() if v == 1),
+                    "params": dict(found[point]["params"]),
+                    "enable": dict(enable),     # every priority file and its value (for replaced)
+                }
+            else:
+                state[point] = None
+    if rdma_device is None and len(devices) == 1:
+        rdma_device, port = list(devices)[0]
+    if rdma_device is not None:
+        state["roce_tos"] = devices.get((rdma_device, int(port)))
+    return state
+
+
+def to_result(state):
+    """The state as returned (before/after/gathered/parsed): no internal ``enable`` map."""
+    out = {}
+    for key, value in state.items():
+        if key in POINTS and value is not None:
+            value = {"enabled_priorities": list(value["enabled_priorities"]), "params": dict(value["params"])}
+        out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- want
+def normalize_want(config, interface, rdma_device):
+    """Validate ``config``; raise ValidationError naming the field and the value."""
+    config = config or {}
+    want = {}
+    for point in POINTS:
+        spec = config.get(point)
+        if spec is None:
+            continue
+        if not interface:
+            raise V.ValidationError("config.%s is given but interface is not: the ECN files are per "
+                                    "network interface" % point)
+        field = "config.%s" % point
+        params = spec.get("params")
+        if params is not None:
+            if not isinstance(params, dict):
+                raise V.ValidationError("%s.params=%r: expected a dict name: integer" % (field, params))
+            checked = {}
+            for name, value in params.items():
+                if not re.match(r"^[A-Za-z0-9_.]+$", str(name)) or name == "enable":
+                    raise V.ValidationError("%s.params: %r is not a parameter file name" % (field, name))
+                checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, 0, 2 ** 32 - 1)
+            params = checked
+        want[point] = {
+            "enabled_priorities": V.priority_list(field + ".enabled_priorities", spec.get("enabled_priorities")),
+            "params": params,
+        }
+    if config.get("roce_tos") is not None:
+        if not rdma_device:
+            raise V.ValidationError("config.roce_tos=%s is given but rdma_device is not" % config["roce_tos"])
+        want["roce_tos"] = V.int_in_range("config.roce_tos", config["roce_tos"], 0, 255, "ToS")
+    return want
+
+
+# --------------------------------------------------------------------------- compare
+def plan_writes(want, have, state, interface, rdma_device, port):
+    """Pure compare: ``[(path, value)]`` that take ``have`` to ``want``.
+
+    merged turns the listed priorities on; replaced also turns every other priority file
+    the device has off. Only files whose value differs are written. ``have`` None means
+    unknown (rendered): everything given is written, and parameter names cannot be
+    checked. Order: parameters first (CNP DSCP/priority right before the first CNP), then
+    enables, then disables, then the ToS.
+    """
+    params, enables, disables, tos = [], [], [], []
+    for point in POINTS:
+        if point not in want:
+            continue
+        spec = want[point]
+        current = None if have is None else have.get(point)
+        if have is not None and current is None:
+            raise V.ValidationError("config.%s: %s does not exist on %s"
+                                    % (point, point_dir(interface, point), interface))
+        for name in sorted(spec["params"] or {}):
+            value = spec["params"][name]
+            if current is not None and name not in current["params"]:
+                raise V.ValidationError(
+                    "config.%s.params.%s: no such parameter on %s; it has: %s"
+                    % (point, name, interface, ", ".join(sorted(current["params"])) or "(none)"))
+            if current is None or current["params"].get(name) != value:
+                params.append((param_path(interface, point, name), value))
+        listed = spec["enabled_priorities"]
+        if listed is None:
+            continue
+        enable = {} if current is None else current["enable"]
+        for prio in listed:
+            if current is not None and prio not in enable:
+                raise V.ValidationError("config.%s.enabled_priorities: %s has no priority %d file"
+                                        % (point, interface, prio))
+            if enable.get(prio) != 1:
+                enables.append((enable_path(interface, point, prio), 1))
+        if state == "replaced":
+            for prio in sorted(enable):
+                if prio not in listed and enable[prio] != 0:
+                    disables.append((enable_path(interface, point, prio), 0))
+    if "roce_tos" in want and (have is None or have.get("roce_tos") != want["roce_tos"]):
+        tos.append((tos_path(rdma_device, port), want["roce_tos"]))
+    return params + enables + disables + tos
+
+
+def write_string(write):
+    """Writes are reported as ``path=value`` (what ``echo value > path`` does)."""
+    return "%s=%s" % write
+
+
+def desired_state(want, have, state):
+    """Predicted state after the writes (for check mode)."""
+    result = {}
+    for key, value in (have or {}).items():
+        if key in POINTS and value is not None:
+            value = {"enabled_priorities": list(value["enabled_priorities"]),
+                     "params": dict(value["params"]), "enable": dict(value["enable"])}
+        result[key] = value
+    for point in POINTS:
+        if point not in want or result.get(point) is None:
+            continue
+        entry = result[point]
+        entry["params"].update(want[point]["params"] or {})
+        listed = want[point]["enabled_priorities"]
+        if listed is not None:
+            for prio in list(entry["enable"]):
+                if prio in listed:
+                    entry["enable"][prio] = 1
+                elif state == "replaced":
+                    entry["enable"][prio] = 0
+            entry["enabled_priorities"] = sorted(p for p, v in entry["enable"].items() if v == 1)
+    if "roce_tos" in want:
+        result["roce_tos"] = want["roce_tos"]
+    return result
+
+
+# --------------------------------------------------------------------------- apply
+class ApplyError(Exception):
+    def __init__(self, msg, applied, failed, not_attempted):
+        super(ApplyError, self).__init__(msg)
+        self.msg = msg
+        self.applied = applied
+        self.failed = failed
+        self.not_attempted = not_attempted
+
+
+def _write_tos(path, value):
+    # traffic_class reads back "Global tclass=N", never the "N" written, so write_sysfs's
+    # read-back compare always disagrees: check the parsed read-back instead.
+    try:
+        write_sysfs(path, value)
+    except ToolError as exc:
+        back = _TCLASS.search(read_sysfs(path, "") or "")
+        if not back or int(back.group(1)) != int(value):
+            raise exc
+
+
+def apply_writes(writes):
+    applied = []
+    for index, (path, value) in enumerate(writes):
+        try:
+            if path.endswith("/traffic_class"):
+                _write_tos(path, value)
+            else:
+                write_sysfs(path, value)
+        except ToolError as exc:
+            failed = write_string((path, value))
+            rest = [write_string(w) for w in writes[index + 1:]]
+            raise ApplyError("sysfs write failed midway. Applied: %s. Failed: %s (%s). Not attempted: %s."
+                             % ("; ".join(applied) or "none", failed, exc.msg, "; ".join(rest) or "none"),
+                             applied, failed, rest)
+        applied.append(write_string((path, value)))
+    return applied

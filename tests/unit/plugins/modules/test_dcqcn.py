@@ -1,0 +1,324 @@
+# -*- coding: utf-8 -*-
+"""rdma.fabric.dcqcn main() and _dcqcn logic on a tmp sysfs tree ($SYSFS_PATH).
+
+The tree follows samples/mlx5_sysfs_dcqcn.txt section 1 (MLNX_OFED en_sysfs.c layout:
+roce_np/enable/0..7 and the parameters directly in roce_np/ and roce_rp/, no params/ dir)
+and the mlx5_ib traffic_class file that reads 'Global tclass=N'.
+"""
+from __future__ import absolute_import, division, print_function
+
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn as D
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.modules import dcqcn
+
+import samples
+
+NP_PARAMS = {"min_time_between_cnps": 4, "cnp_dscp": 0, "cnp_802p_prio": 0}
+RP_PARAMS = {"clamp_tgt_rate": 0, "clamp_tgt_rate_after_time_inc": 1, "rpg_time_reset": 300,
+             "rpg_byte_reset": 32767, "rpg_threshold": 1, "rpg_max_rate": 0, "rpg_ai_rate": 5,
+             "rpg_hai_rate": 50, "rpg_gd": 11, "rpg_min_dec_fac": 50, "rpg_min_rate": 1,
+             "rate_to_set_on_first_cnp": 0, "dce_tcp_g": 1019, "dce_tcp_rtt": 1,
+             "rate_reduce_monitor_period": 4, "initial_alpha_value": 1023}
+
+
+def make_tree(root, interface="eth2", device="mlx5_0", ecn=True, enabled=(), tos=None):
+    net = root / "class" / "net" / interface
+    net.mkdir(parents=True)
+    if ecn:
+        for point, params in (("np", NP_PARAMS), ("rp", RP_PARAMS)):
+            base = net / "ecn" / ("roce_" + point)
+            (base / "enable").mkdir(parents=True)
+            for prio in range(8):
+                (base / "enable" / str(prio)).write_text("%d\n" % (1 if prio in enabled else 0))
+            for name, value in params.items():
+                (base / name).write_text("%d\n" % value)
+    tc = root / "class" / "infiniband" / device / "tc" / "1"
+    tc.mkdir(parents=True)
+    (tc / "traffic_class").write_text("" if tos is None else "Global tclass=%d\n" % tos)
+    return root
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYSFS_PATH", str(tmp_path))
+    return tmp_path
+
+
+class Exit(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+def run(monkeypatch, args, check_mode=False, diff=False, writes=None):
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (_ for _ in ()).throw(Exit(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (_ for _ in ()).throw(Fail(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+                        lambda self, *a, **k: (_ for _ in ()).throw(AssertionError("no command may run")))
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    if diff:
+        args["_ansible_diff"] = True
+    with patch_module_args(args):
+        try:
+            dcqcn.main()
+        except Exit as exc:
+            return "exit", exc.args[0]
+        except Fail as exc:
+            return "fail", exc.args[0]
+    raise AssertionError("no exit_json/fail_json")
+
+
+def tos_emulating_write(monkeypatch):
+    """Make writes to traffic_class behave like the kernel attribute (store N, show 'Global tclass=N')."""
+    real_write = D.write_sysfs
+
+    def write(path, value):
+        if path.endswith("/traffic_class"):
+            # what _common.write_sysfs does against the real attribute: the write works,
+            # the read-back is 'Global tclass=N', so it raises a read-back mismatch
+            with open(path, "w") as handle:
+                handle.write("Global tclass=%s\n" % value)
+            raise D.ToolError("wrote %r to %s but it reads back %r" % (str(value), path, "Global tclass=%s" % value))
+        return real_write(path, value)
+    monkeypatch.setattr(D, "write_sysfs", write)
+
+
+def read(path):
+    with open(str(path)) as handle:
+        return handle.read().strip()
+
+
+ROCE = {"np": {"enabled_priorities": [3], "params": {"cnp_dscp": 48, "cnp_802p_prio": 6}},
+        "rp": {"enabled_priorities": [3]}, "roce_tos": 106}
+
+
+def test_sample_layout_matches_tree():
+    # reference (samples/mlx5_sysfs_dcqcn.txt): every file our fake tree has is listed there
+    text = open(os.path.join(samples.SAMPLES_DIR, "mlx5_sysfs_dcqcn.txt")).read()
+    for name in list(NP_PARAMS) + list(RP_PARAMS):
+        assert "/" + name in text
+    assert "roce_np/enable/{0,1,2,3,4,5,6,7}" in text
+
+
+def test_quartet(monkeypatch, root):
+    make_tree(root, enabled=(0, 1, 2, 3, 4, 5, 6, 7))   # MLNX_OFED default: all priorities on
+    tos_emulating_write(monkeypatch)
+    args = {"interface": "eth2", "rdma_device": "mlx5_0", "config": ROCE, "state": "replaced"}
+    kind, res = run(monkeypatch, args, check_mode=True, diff=True)
+    assert kind == "exit" and res["changed"] is True
+    assert read(root / "class/net/eth2/ecn/roce_np/cnp_dscp") == "0"      # nothing written
+    assert res["after"]["np"]["enabled_priorities"] == [3] and res["after"]["roce_tos"] == 106
+    assert res["diff"]["before"]["roce_tos"] is None
+    planned = res["commands"]
+    base = str(root)
+    assert planned == [
+        base + "/class/net/eth2/ecn/roce_np/cnp_802p_prio=6",
+        base + "/class/net/eth2/ecn/roce_np/cnp_dscp=48",
+    ] + [base + "/class/net/eth2/ecn/roce_%s/enable/%d=0" % (p, prio)
+         for p in ("np", "rp") for prio in (0, 1, 2, 4, 5, 6, 7)] + [
+        base + "/class/infiniband/mlx5_0/tc/1/traffic_class=106"]
+
+    kind, res = run(monkeypatch, args)
+    assert kind == "exit" and res["changed"] is True and res["commands"] == planned
+    assert read(root / "class/net/eth2/ecn/roce_np/cnp_dscp") == "48"
+    assert read(root / "class/net/eth2/ecn/roce_rp/enable/0") == "0"
+    assert read(root / "class/net/eth2/ecn/roce_rp/enable/3") == "1"
+    assert read(root / "class/infiniband/mlx5_0/tc/1/traffic_class") == "Global tclass=106"
+    assert res["after"] == {"np": {"enabled_priorities": [3], "params": dict(NP_PARAMS, cnp_dscp=48, cnp_802p_prio=6)},
+                            "rp": {"enabled_priorities": [3], "params": RP_PARAMS}, "roce_tos": 106}
+
+    kind, res = run(monkeypatch, args)
+    assert kind == "exit" and res["changed"] is False and res["commands"] == []
+    kind, res = run(monkeypatch, args, check_mode=True)
+    assert kind == "exit" and res["changed"] is False and res["commands"] == []
+
+
+def test_merged_turns_on_only(monkeypatch, root):
+    make_tree(root, enabled=(5,))
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"enabled_priorities": [3]}}})
+    assert kind == "exit"
+    assert res["commands"] == [str(root) + "/class/net/eth2/ecn/roce_np/enable/3=1"]
+    assert res["after"]["np"]["enabled_priorities"] == [3, 5]
+    assert "roce_tos" not in res["after"] and res["after"]["rp"]["enabled_priorities"] == [5]
+
+
+def test_unknown_parameter_lists_device_parameters(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"params": {"cnp_prio": 6}}}})
+    assert kind == "fail"
+    assert res["msg"] == ("config.np.params.cnp_prio: no such parameter on eth2; it has: "
+                          "cnp_802p_prio, cnp_dscp, min_time_between_cnps")
+    assert read(root / "class/net/eth2/ecn/roce_np/cnp_802p_prio") == "0"
+
+
+def test_params_dir_from_docs_is_rejected(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"params": {"params/cnp_dscp": 48}}}})
+    assert kind == "fail" and "'params/cnp_dscp' is not a parameter file name" in res["msg"]
+
+
+def test_inbox_kernel_without_ecn_dir(monkeypatch, root):
+    make_tree(root, ecn=False)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": ROCE, "rdma_device": "mlx5_0"})
+    assert kind == "fail"
+    assert "interface=eth2: %s/class/net/eth2/ecn does not exist; the inbox" % root in res["msg"]
+
+
+def test_unknown_interface_and_device(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth9", "config": {"np": {"enabled_priorities": [3]}}})
+    assert kind == "fail" and res["msg"].startswith("interface=eth9: no such network interface")
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_7", "config": {"roce_tos": 106}})
+    assert kind == "fail" and res["msg"].startswith("rdma_device=mlx5_7: no such RDMA device")
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "port": 2, "config": {"roce_tos": 106}})
+    assert kind == "fail" and "rdma_device=mlx5_0 port=2:" in res["msg"]
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"roce_tos": 300}, "config.roce_tos=300: ToS must be 0-255"),
+    ({"np": {"enabled_priorities": [3, 8]}}, "config.np.enabled_priorities[1]=8: priority must be 0-7"),
+    ({"rp": {"params": {"rpg_gd": -1}}}, "config.rp.params.rpg_gd=-1: value must be 0-4294967295"),
+    ({"rp": {"params": {"rpg_gd": "fast"}}}, "config.rp.params.rpg_gd='fast': expected an integer"),
+])
+def test_bad_input_names_field_and_value_and_writes_nothing(monkeypatch, root, config, words):
+    make_tree(root, enabled=(1,))
+    before = dict((p, read(p)) for p in root.rglob("*") if p.is_file())
+    kind, res = run(monkeypatch, {"interface": "eth2", "rdma_device": "mlx5_0", "config": config})
+    assert kind == "fail" and words in res["msg"]
+    assert before == dict((p, read(p)) for p in root.rglob("*") if p.is_file())
+
+
+def test_roce_tos_without_device_and_np_without_interface(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"roce_tos": 106}})
+    assert kind == "fail" and res["msg"] == "config.roce_tos=106 is given but rdma_device is not"
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": {"np": {"enabled_priorities": [3]}}})
+    assert kind == "fail" and "config.np is given but interface is not" in res["msg"]
+
+
+def test_midway_failure(monkeypatch, root):
+    make_tree(root)
+    real = D.write_sysfs
+    calls = []
+
+    def flaky(path, value):
+        calls.append(path)
+        if len(calls) == 2:
+            raise D.ToolError("writing '1' to %s failed: Permission denied" % path)
+        return real(path, value)
+    monkeypatch.setattr(D, "write_sysfs", flaky)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"enabled_priorities": [3],
+                                                                          "params": {"cnp_dscp": 48}}}})
+    assert kind == "fail"
+    base = str(root) + "/class/net/eth2/ecn/roce_np/"
+    assert res["applied"] == [base + "cnp_dscp=48"]
+    assert res["failed_command"] == base + "enable/3=1"
+    assert res["not_attempted"] == []
+    assert "Permission denied" in res["msg"] and res["changed"] is True
+    assert res["after"]["np"]["params"]["cnp_dscp"] == 48 and res["after"]["np"]["enabled_priorities"] == []
+
+
+def test_gathered(monkeypatch, root):
+    make_tree(root, enabled=(3,), tos=106)
+    kind, res = run(monkeypatch, {"interface": "eth2", "rdma_device": "mlx5_0", "state": "gathered"})
+    assert kind == "exit"
+    assert res["gathered"]["np"] == {"enabled_priorities": [3], "params": NP_PARAMS}
+    assert res["gathered"]["rp"]["params"]["rpg_gd"] == 11
+    assert res["gathered"]["roce_tos"] == 106
+    json.dumps(res)
+
+
+def test_rendered_touches_nothing(monkeypatch, root):
+    kind, res = run(monkeypatch, {"interface": "eth2", "rdma_device": "mlx5_0", "config": ROCE, "state": "rendered"})
+    assert kind == "exit"
+    base = str(root)
+    assert res["rendered"] == [base + "/class/net/eth2/ecn/roce_np/cnp_802p_prio=6",
+                               base + "/class/net/eth2/ecn/roce_np/cnp_dscp=48",
+                               base + "/class/net/eth2/ecn/roce_np/enable/3=1",
+                               base + "/class/net/eth2/ecn/roce_rp/enable/3=1",
+                               base + "/class/infiniband/mlx5_0/tc/1/traffic_class=106"]
+    assert list(root.iterdir()) == []
+
+
+GREP = """/sys/class/net/eth2/ecn/roce_np/enable/0:0
+/sys/class/net/eth2/ecn/roce_np/enable/3:1
+/sys/class/net/eth2/ecn/roce_np/cnp_dscp:48
+/sys/class/net/eth2/ecn/roce_np/cnp_802p_prio:6
+/sys/class/net/eth2/ecn/roce_rp/enable/3:1
+/sys/class/net/eth2/ecn/roce_rp/rpg_gd:11
+/sys/class/infiniband/mlx5_0/tc/1/traffic_class:Global tclass=106
+"""
+
+
+def test_parsed_grep_output(monkeypatch, root):
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": GREP})
+    assert kind == "exit"
+    assert res["parsed"] == {"np": {"enabled_priorities": [3], "params": {"cnp_dscp": 48, "cnp_802p_prio": 6}},
+                             "rp": {"enabled_priorities": [3], "params": {"rpg_gd": 11}}, "roce_tos": 106}
+
+
+def test_parsed_rendered_form_round_trips():
+    tree = D.parse_running_config("/sys/class/net/eth2/ecn/roce_np/enable/3=1\n"
+                                  "/sys/class/infiniband/mlx5_0/tc/1/traffic_class=106\n")
+    st = D.parse_tree(tree)
+    assert st["np"]["enabled_priorities"] == [3] and st["roce_tos"] == 106
+
+
+def test_parsed_garbage_names_the_line(monkeypatch, root):
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": "cnp_dscp 48\n"})
+    assert kind == "fail" and res["msg"].startswith("running_config line 1 'cnp_dscp 48'")
+
+
+def test_unset_traffic_class_reads_as_none():
+    st = D.parse_tree({"/sys/class/infiniband/mlx5_0/tc/1/traffic_class": ""}, rdma_device="mlx5_0")
+    assert st["roce_tos"] is None
+
+
+def test_plan_replaced_only_differing_files():
+    have = D.parse_tree(D.parse_running_config(GREP), "eth2")
+    want = D.normalize_want({"np": {"enabled_priorities": [3], "params": {"cnp_dscp": 48}}}, "eth2", None)
+    assert D.plan_writes(want, have, "replaced", "eth2", None, 1) == []
+    with pytest.raises(ValidationError):
+        D.plan_writes(D.normalize_want({"np": {"enabled_priorities": [5]}}, "eth2", None), have, "merged",
+                      "eth2", None, 1)       # no enable/5 file in the pasted tree
+
+
+def test_documentation_matches_argspec():
+    doc = yaml.safe_load(dcqcn.DOCUMENTATION)
+    yaml.safe_load(dcqcn.EXAMPLES)
+    yaml.safe_load(dcqcn.RETURN)
+
+    def check(doc_options, spec, path):
+        assert set(doc_options) == set(spec), path
+        for name, d in doc_options.items():
+            a = spec[name]
+            for key, default in (("type", "str"), ("elements", None), ("choices", None), ("default", None)):
+                assert d.get(key, default) == a.get(key, default), "%s.%s.%s" % (path, name, key)
+            assert bool(d.get("required")) == bool(a.get("required")), path + name
+            if "suboptions" in d or "options" in a:
+                check(d.get("suboptions", {}), a.get("options", {}), path + "." + name)
+    check(doc["options"], dcqcn.argument_spec(), "options")
+
+
+def test_tos_write_refused_by_kernel_is_reported(monkeypatch, root):
+    make_tree(root)
+
+    def refuse(path, value):
+        raise D.ToolError("writing %r to %s failed: Invalid argument" % (str(value), path))
+    monkeypatch.setattr(D, "write_sysfs", refuse)
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": {"roce_tos": 106}})
+    assert kind == "fail" and "Invalid argument" in res["msg"]
+    assert res["applied"] == [] and res["after"] == {"roce_tos": None}
