@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The built-in lab: simulated GPU and SM nodes as podman containers (systemd as PID 1,
+# fabricsim inside), converged with playbooks/site.yml through inventories/lab.
+#   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
+#   lab/lab.sh down   remove the lab containers
+#   lab/lab.sh check  the drift check (check mode) against the running lab
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export CONTAINERS_CONF="$top/lab/containers.conf"
+export PATH="$top/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
+export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+INVENTORY="$top/inventories/lab"
+LABEL=rdma-fabric-lab
+
+lab_hosts() {
+  ansible-inventory -i "$INVENTORY" --list 2>/dev/null \
+    | python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin)["_meta"]["hostvars"])))'
+}
+
+up() {
+  lab/install-deps.sh
+  lab/venv.sh
+  mkdir -p .cache/collections/ansible_collections/rdma
+  ln -sfn "$top" .cache/collections/ansible_collections/rdma/fabric
+  local image
+  image=$(lab/image.sh)
+  local host
+  for host in $(lab_hosts); do
+    if podman container exists "$host"; then
+      podman start "$host" >/dev/null
+    else
+      echo "lab: starting $host"
+      podman run -d --name "$host" --hostname "$host" --label "$LABEL=1" \
+        --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
+        "$image" /sbin/init >/dev/null
+    fi
+  done
+  ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml \
+    -e prepare_fabricsim_source="$top/tests/fabricsim/"
+  ansible-playbook -i "$INVENTORY" playbooks/site.yml
+  cat <<MSG
+
+lab: converged. Next:
+  podman exec -it lab-hgx-01 mlnx_qos -i <netdev>      the live QoS of a simulated RoCE node
+  podman exec lab-hgx-01 fabricsim log --writes        every write the run made
+  lab/lab.sh check                                     drift check (check mode) on the lab
+  make lab-destroy                                     remove the lab
+MSG
+}
+
+down() {
+  local ids
+  ids=$(podman ps -aq --filter "label=$LABEL")
+  [ -z "$ids" ] || podman rm -f $ids >/dev/null
+  echo "lab: removed"
+}
+
+check() {
+  ansible-playbook -i "$INVENTORY" playbooks/site.yml --check --diff
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  check) check ;;
+  *) echo "usage: $0 up|down|check" >&2; exit 2 ;;
+esac
