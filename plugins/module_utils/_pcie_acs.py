@@ -1,0 +1,348 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""PCIe ACS audit and runtime redirect control (logic of ``pcie_acs``), plus the GDR
+readiness verdict.
+
+* ``parse_lspci`` reads ``lspci -D -nn -vvv`` (also plain ``lspci -vvv`` captures): per
+  function its class, vendor, ``NUMA node``, bridge bus range and the ACS capability
+  (``ACSCap``/``ACSCtl`` flags, printed by pciutils ls-ecaps.c as ``Name+``/``Name-``).
+* ``upstream_bridges`` walks up from an endpoint: the sysfs device path
+  (``$SYSFS_PATH/bus/pci/devices/<bdf>`` resolves to ``.../pci0000:16/0000:16:01.0/
+  0000:17:00.0/...``) when it has bridges in it, else the bridges' ``Bus: secondary=``
+  numbers from the same lspci text (a simulated sysfs is often flat).
+* ``plan`` computes, per bridge, the ACS Control word to write and the setpci argv.
+* ``gdr_verdict`` is the pure GPUDirect RDMA readiness rule.
+
+ACS Control register (PCIe base spec 7.7.8.3, ECAP_ACS + 0x6, 16 bits):
+bit 0 SrcValid, 1 TransBlk, 2 ReqRedir, 3 CmpltRedir, 4 UpstreamFwd, 5 EgressCtrl,
+6 DirectTrans.  Peer-to-peer between a GPU and a NIC below the same switch is sent up
+to the root complex (and the IOMMU) while ReqRedir or CmpltRedir is set on the switch's
+downstream ports, and blocked or redirected per the egress vector while EgressCtrl is
+set.  ``clear: redirect`` clears those three bits and leaves SrcValid, TransBlk,
+UpstreamFwd and DirectTrans as they are (they do not reroute P2P; DirectTrans even
+helps it); ``clear: all`` clears the seven bits, as the NCCL troubleshooting loop
+(``setpci ... ECAP_ACS+0x6.w=0000``) does.  The write uses setpci's ``value:mask`` form
+so that bits lspci does not decode (newer spec revisions) are left untouched.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+
+ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+REDIRECT_MASK = 0x0004 | 0x0008 | 0x0020      # ReqRedir, CmpltRedir, EgressCtrl
+ALL_MASK = 0x007f
+CLEAR_MASKS = {"redirect": REDIRECT_MASK, "all": ALL_MASK}
+
+_HEADER_RE = re.compile(
+    r"^(?P<bdf>(?:[0-9a-fA-F]{4,}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
+    r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*$")
+_FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
+_CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)$")
+_BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
+                     r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
+_PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
+                      r"Legacy Endpoint|Root Complex Integrated Endpoint|PCI-Express to PCI/PCI-X Bridge|"
+                      r"PCI/PCI-X to PCI-Express Bridge)")
+
+
+_BDF_RE = re.compile(r"^(?:[0-9a-fA-F]{1,4}:)?[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$")
+
+
+def valid_bdf(text):
+    return bool(_BDF_RE.match((text or "").strip()))
+
+
+def normalize_bdf(text):
+    """``1a:00.0`` -> ``0000:1a:00.0`` (lspci omits the domain without -D)."""
+    text = text.strip().lower()
+    if text.count(":") == 1:
+        text = "0000:" + text
+    domain, rest = text.split(":", 1)
+    return "%04x:%s" % (int(domain, 16), rest)
+
+
+def flags_to_word(flags):
+    """ACSCtl flags {name: bool} -> the 16-bit control word (bits 0-6)."""
+    return sum(1 << bit for bit, name in enumerate(ACS_BITS) if flags.get(name))
+
+
+def word_to_flags(word):
+    return dict((name, bool(word & (1 << bit))) for bit, name in enumerate(ACS_BITS))
+
+
+def parse_lspci(text):
+    """Parse ``lspci [-D] [-nn] -vvv`` into {bdf: device dict}, in print order.
+
+    device: bdf, class, class_id, description, vendor_id, device_id, numa_node,
+    port_type, bus (secondary, subordinate) for bridges, acs (None without the
+    capability, else {offset, cap {flag: bool}, ctl {flag: bool}, ctl_word}),
+    access_denied (lspci ran without root: capabilities not shown)."""
+    devices = {}
+    cur = None
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            match = _HEADER_RE.match(line)
+            if not match:
+                cur = None
+                continue
+            cur = {"bdf": normalize_bdf(match.group("bdf")), "class": match.group("cls").strip(),
+                   "class_id": (match.group("clsid") or "").lower() or None,
+                   "description": match.group("desc").strip(),
+                   "vendor_id": (match.group("vendor") or "").lower() or None,
+                   "device_id": (match.group("device") or "").lower() or None,
+                   "numa_node": None, "port_type": None, "bus": None, "acs": None,
+                   "access_denied": False}
+            devices[cur["bdf"]] = cur
+            continue
+        if cur is None:
+            continue
+        stripped = line.strip()
+        if stripped.startswith("NUMA node:"):
+            try:
+                cur["numa_node"] = int(stripped.split(":", 1)[1])
+            except ValueError:
+                pass
+        elif stripped.startswith("Bus:"):
+            match = _BUS_RE.search(stripped)
+            if match:
+                cur["bus"] = (int(match.group("sec"), 16), int(match.group("sub"), 16))
+        elif stripped.startswith("Capabilities:"):
+            if "<access denied>" in stripped:
+                cur["access_denied"] = True
+                continue
+            match = _CAP_RE.match(line)
+            if match:
+                port = _PORT_RE.search(match.group("name"))
+                if port:
+                    cur["port_type"] = port.group("type")
+                if match.group("name").startswith("Access Control Services"):
+                    cur["acs"] = {"offset": int(match.group("off"), 16), "cap": None, "ctl": None,
+                                  "ctl_word": None}
+        elif stripped.startswith("ACSCap:") and cur["acs"] is not None:
+            cur["acs"]["cap"] = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
+        elif stripped.startswith("ACSCtl:") and cur["acs"] is not None:
+            ctl = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
+            cur["acs"]["ctl"] = ctl
+            cur["acs"]["ctl_word"] = flags_to_word(ctl)
+    return devices
+
+
+def is_bridge(device):
+    return device["bus"] is not None or device["port_type"] in ("Root Port", "Downstream Port", "Upstream Port") \
+        or device["class"] in ("PCI bridge", "Host bridge")
+
+
+def is_gpu(device):
+    return device["class"] in ("3D controller", "VGA compatible controller") and (
+        device["vendor_id"] == "10de" or "NVIDIA" in device["description"])
+
+
+def is_rdma_nic(device):
+    return device["class"] in ("Ethernet controller", "Infiniband controller", "Network controller") and (
+        device["vendor_id"] == "15b3" or "Mellanox" in device["description"] or "ConnectX" in device["description"])
+
+
+# --------------------------------------------------------------------------------------
+# upstream path
+# --------------------------------------------------------------------------------------
+
+_SYSFS_BDF_RE = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+
+
+def sysfs_chain(bdf):
+    """BDFs from the root port down to ``bdf`` from the sysfs device path, or None."""
+    link = sysfs_path("bus", "pci", "devices", bdf)
+    if not os.path.exists(link):
+        return None
+    parts = [p for p in os.path.realpath(link).split(os.sep) if _SYSFS_BDF_RE.match(p)]
+    return parts if parts and parts[-1] == bdf else None
+
+
+def upstream_bridges(bdf, devices, chain=None):
+    """Bridges above ``bdf``, nearest first.
+
+    ``chain`` (from ``sysfs_chain``) wins when it holds bridges; else the lspci bus
+    ranges are walked: the parent of a function on bus B is the bridge whose secondary
+    bus is B in the same domain."""
+    if chain and len(chain) > 1:
+        return list(reversed(chain[:-1]))
+    path = []
+    seen = set()
+    current = bdf
+    while True:
+        domain, bus = current.split(":")[0], int(current.split(":")[1], 16)
+        parent = None
+        for other in devices.values():
+            if other["bus"] and other["bdf"].split(":")[0] == domain and other["bus"][0] == bus \
+                    and other["bdf"] != current:
+                parent = other["bdf"]
+                break
+        if parent is None or parent in seen:
+            return path
+        seen.add(parent)
+        path.append(parent)
+        current = parent
+
+
+def path_between(gpu_up, nic_up):
+    """Bridges on the P2P path between two endpoints, given their upstream lists
+    (nearest first): those below the lowest common bridge, plus that bridge (the
+    switch where the traffic turns).  Without a common bridge: all of both."""
+    common = [b for b in gpu_up if b in nic_up]
+    if not common:
+        return gpu_up + [b for b in nic_up if b not in gpu_up]
+    turn = common[0]
+    below = gpu_up[:gpu_up.index(turn)] + nic_up[:nic_up.index(turn)]
+    return below + [turn]
+
+
+# --------------------------------------------------------------------------------------
+# audit and plan (pure)
+# --------------------------------------------------------------------------------------
+
+def bridge_state(device, mask):
+    """Audit entry of one bridge."""
+    acs = device["acs"]
+    entry = {"bdf": device["bdf"], "port_type": device["port_type"], "acs": acs is not None}
+    if device["access_denied"]:
+        entry.update(acs=None, redirect=None, ctl=None, ctl_word=None)
+        return entry
+    if acs is None or acs["ctl"] is None:
+        entry.update(redirect=False, ctl=None, ctl_word=None)
+        return entry
+    entry.update(ctl=acs["ctl"], ctl_word="%04x" % acs["ctl_word"], redirect=bool(acs["ctl_word"] & mask))
+    return entry
+
+
+def audit(devices, endpoints, chains, mask):
+    """Audit bridges above ``endpoints``; returns (bridges {bdf: entry}, endpoints {bdf: [bridge bdfs]}).
+
+    ``chains``: {bdf: sysfs chain or None}."""
+    missing = [bdf for bdf in endpoints if bdf not in devices]
+    if missing:
+        raise ToolError("PCI function(s) %s not found in lspci output" % ", ".join(missing))
+    ups = dict((bdf, upstream_bridges(bdf, devices, chains.get(bdf))) for bdf in endpoints)
+    bridges = {}
+    for bdf in endpoints:
+        for bridge in ups[bdf]:
+            if bridge in devices and bridge not in bridges:
+                bridges[bridge] = bridge_state(devices[bridge], mask)
+    return bridges, ups
+
+
+def pair_paths(devices, ups):
+    """For each GPU among the audited endpoints, its path to every audited NIC."""
+    gpus = [b for b in ups if is_gpu(devices[b])]
+    nics = [b for b in ups if is_rdma_nic(devices[b])]
+    return dict((gpu, dict((nic, path_between(ups[gpu], ups[nic])) for nic in nics)) for gpu in gpus)
+
+
+def write_targets(bridges, pairs):
+    """Bridges whose ACS may be changed: those on a GPU-NIC path when pairs are known
+    (a root port above a shared switch keeps its isolation), else every audited one."""
+    on_paths = set(b for nics in pairs.values() for path in nics.values() for b in path)
+    if not on_paths:
+        return dict(bridges)
+    return dict((b, e) for b, e in bridges.items() if b in on_paths)
+
+
+def setpci_argv(setpci, bdf, value, mask):
+    return [setpci, "-s", bdf, "ECAP_ACS+0x6.w=%04x:%04x" % (value, mask)]
+
+
+def plan(bridges, mask, setpci="setpci"):
+    """setpci calls for the bridges whose control word still has bits of ``mask`` set.
+
+    Returns a list of {bdf, before, after, argv}; empty when converged."""
+    steps = []
+    for bdf in sorted(bridges):
+        entry = bridges[bdf]
+        if entry["acs"] is None:
+            raise ToolError("ACS state of %s unknown: lspci printed '<access denied>' (run as root)" % bdf)
+        if entry["ctl_word"] is None:
+            continue
+        word = int(entry["ctl_word"], 16)
+        if word & mask:
+            new = word & ~mask
+            steps.append({"bdf": bdf, "before": "%04x" % word, "after": "%04x" % new,
+                          "argv": setpci_argv(setpci, bdf, new & mask, mask)})
+    return steps
+
+
+# --------------------------------------------------------------------------------------
+# reader and apply
+# --------------------------------------------------------------------------------------
+
+def read_lspci(module, lspci):
+    """The only reader of device state: ``lspci -D -nn -vvv`` (root for ACS lines)."""
+    rc, out, err = run_tool(module, [lspci, "-D", "-nn", "-vvv"])
+    return out
+
+
+def apply(module, steps):
+    """Run the setpci calls in order; on a failure raise ToolError saying which bridges
+    were changed and which were not."""
+    done = []
+    for step in steps:
+        try:
+            run_tool(module, step["argv"])
+        except ToolError as exc:
+            exc.msg = ("setpci failed on %s: %s. Changed before it: %s; not changed: %s"
+                       % (step["bdf"], exc.msg, ", ".join(s["bdf"] for s in done) or "none",
+                          ", ".join(s["bdf"] for s in steps[len(done):])))
+            exc.changed_bdfs = [s["bdf"] for s in done]
+            raise
+        done.append(step)
+    return done
+
+
+# --------------------------------------------------------------------------------------
+# GPUDirect RDMA readiness (pure)
+# --------------------------------------------------------------------------------------
+
+RELATION_ORDER = ("X", "PIX", "PXB", "PHB", "NODE", "SYS")
+PEER_MEMORY_OK = ("nvidia_peermem", "nv_peer_mem", "dma_buf")
+
+
+def gdr_verdict(relation, gpu_numa=None, nic_numa=None, acs_path=None, peer_memory=None, gdr_level="PXB"):
+    """Whether GPUDirect RDMA between a GPU and its nearest NIC is expected to work.
+
+    relation: nvidia-smi topo -m code of the GPU/NIC pair (X PIX PXB PHB NODE SYS; NV# is
+    a GPU-GPU link and is refused).  gpu_numa/nic_numa: NUMA nodes (None or -1 unknown).
+    acs_path: audit entries (``bridge_state``) of the bridges on the path.
+    peer_memory: nvidia_peermem / nv_peer_mem / dma_buf when available, else None.
+    gdr_level: the farthest relation NCCL uses GDR at (NCCL_NET_GDR_LEVEL; NCCL's
+    default is PXB).  Returns {expected_to_work, reasons}; reasons list every blocker."""
+    reasons = []
+    code = (relation or "").strip()
+    if code.upper().startswith("NV"):
+        reasons.append("relation %s is an NVLink between GPUs, not a GPU-NIC PCIe path" % code)
+    elif code not in RELATION_ORDER:
+        reasons.append("unknown GPU-NIC relation %r" % relation)
+    elif gdr_level in RELATION_ORDER and RELATION_ORDER.index(code) > RELATION_ORDER.index(gdr_level):
+        where = {"PHB": "through the CPU's PCIe host bridge",
+                 "NODE": "across host bridges of one NUMA node",
+                 "SYS": "across the inter-socket link"}.get(code, code)
+        reasons.append("GPU and NIC are %s apart (%s), farther than the GDR level %s: NCCL stages "
+                       "through host memory" % (code, where, gdr_level))
+    known = [n for n in (gpu_numa, nic_numa) if n is not None and n >= 0]
+    if len(known) == 2 and gpu_numa != nic_numa:
+        reasons.append("NIC on NUMA node %d, GPU on NUMA node %d" % (nic_numa, gpu_numa))
+    for entry in acs_path or []:
+        if entry.get("acs") is None:
+            reasons.append("ACS state of bridge %s unknown (lspci without root)" % entry["bdf"])
+        elif entry.get("redirect"):
+            reasons.append("ACS redirect still enabled on bridge %s (ACSCtl %s)" % (entry["bdf"], entry.get("ctl_word")))
+    if peer_memory not in PEER_MEMORY_OK:
+        reasons.append("no peer memory: nvidia_peermem not loaded and no dma-buf support (got %r)" % (peer_memory,))
+    return {"expected_to_work": not reasons, "reasons": reasons}
