@@ -1,0 +1,316 @@
+# -*- coding: utf-8 -*-
+"""lldp_dcb: parsers on samples/lldptool.txt (sample ids named) and main() on a fake lldpad."""
+from __future__ import absolute_import, division, print_function
+
+import re
+
+import pytest
+import yaml
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+import samples
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.modules import lldp_dcb
+
+LL = samples.load("lldptool.txt")
+
+
+def out(sample_id):
+    return "".join(ln for ln in LL[sample_id].raw.splitlines(True)
+                   if not re.match(r"^(\[rc=\d+\]|\$ |#####)", ln))
+
+
+# ------------------------------------------------------------------ parsers
+def test_tlv_evb_med_ieee_neighbor_dump():
+    # TLV-EVB-MED-IEEE: neighbour dump with ETS-CFG, 'PFC enabled: none', blank line after EVB
+    tlvs = L.parse_tlvs(out("TLV-EVB-MED-IEEE"))
+    assert tlvs["pfc"] == {"willing": True, "enabled": []}
+    assert tlvs["ets_cfg"] == {"willing": True, "up2tc": [0] * 8, "tsa": ["strict"] * 8, "tcbw": [0] * 8}
+    assert tlvs["ets_rec"] is None and tlvs["app"] is None
+
+
+def test_irdma_doc_spaces_and_ltv_typo():
+    # IRDMA-README-TI: space-indented doc copy, 'PFC enabled: 0' = priority 0
+    tlvs = L.parse_tlvs(out("IRDMA-README-TI"))
+    assert tlvs["pfc"] == {"willing": False, "enabled": [0]}
+    assert tlvs["ets_cfg"]["tcbw"] == [100, 0, 0, 0, 0, 0, 0, 0]
+    assert tlvs["ets_cfg"]["tsa"] == ["ets"] + ["strict"] * 7
+
+
+def test_recon_pfc_etscfg_app():
+    # RECON-PFC-TLV (trailing space), RECON-ETSCFG-TLV, RECON-APP-TLV-DSCP (backspace bytes)
+    assert L.parse_tlvs(out("RECON-PFC-TLV"))["pfc"] == {"willing": False, "enabled": [3]}
+    ets = L.parse_tlvs(out("RECON-ETSCFG-TLV"))["ets_cfg"]
+    assert ets == {"willing": False, "up2tc": [0, 0, 0, 3, 0, 0, 6, 0],
+                   "tsa": ["ets", "strict", "strict", "ets", "strict", "strict", "strict", "strict"],
+                   "tcbw": [50, 0, 0, 50, 0, 0, 0, 0]}
+    assert L.parse_tlvs(out("RECON-APP-TLV-DSCP"))["app"] == [
+        {"priority": 3, "selector": 3, "protocol": 4791},
+        {"priority": 3, "selector": 5, "protocol": 26},
+        {"priority": 6, "selector": 5, "protocol": 48}]
+
+
+def test_empty_dump_on_port_without_dcb():
+    # PFC-TLV-EMPTY / TLV-ALL-LOCAL: nothing or no 8021QAZ TLVs, rc 0
+    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None}
+    assert L.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
+
+
+def test_get_args():
+    assert L.parse_arg(out("LLDP-GET-ADMIN-1"), "adminStatus") == "disabled"
+    assert L.parse_arg(out("LLDP-GET-ADMIN-2"), "adminStatus") == "rxtx"
+    assert L.parse_arg(out("PFC-C-ENABLED-UNSET"), "enabled") == ""
+    assert L.parse_arg(out("PFC-C-ENABLETX-DEFAULT"), "enableTx") == "no"
+
+
+def test_pfc_bitmask_and_truncation():
+    # PFC-C-MASK8: 'enabled=8' = priority 3; PFC-C-MASK255: 'enabled=25' is 255 cut to 2 chars
+    mask8 = out("PFC-C-MASK8").split("\n")[0]
+    assert mask8 == "enabled=8"
+    assert L.pfc_from_bitmask(L.parse_arg(mask8, "enabled")) == [3]
+    assert L.pfc_from_bitmask("25") is None                              # 25 or 250-255: unknown
+    assert L.pfc_from_bitmask("25", tlv_enabled=list(range(8))) == list(range(8))   # TLV view decides
+    assert L.pfc_from_bitmask("", tlv_enabled=None) is None
+
+
+@pytest.mark.parametrize("sample_id, words", [
+    ("PFC-SET-NOTCAPABLE", "Device not capable"),
+    ("ERR-NODEV-TLV", "Device not found or inactive"),
+    ("ERR-LLDPAD-NOT-RUNNING", "Failed to connect to lldpad"),
+])
+def test_errors_drop_stray_byte(sample_id, words):
+    text = out(sample_id)
+    with pytest.raises(L.ToolError) as err:
+        L._call(lambda argv: (1, text, ""), ["lldptool", "-T"])
+    assert err.value.msg.endswith(words) or words in err.value.msg
+    assert not err.value.msg.endswith(" b")
+
+
+# ------------------------------------------------------------------ validation / plan
+@pytest.mark.parametrize("config, words", [
+    ({"pfc": {"enabled": [9]}}, "config.pfc.enabled[0]=9: priority must be 0-7"),
+    ({"app": [{"priority": 3, "selector": 6, "protocol": 4791}]}, "config.app[0].selector=6"),
+    ({"app": [{"priority": 3, "selector": 5, "protocol": 64}]}, "config.app[0].protocol=64: protocol must be 0-63"),
+    ({"ets_cfg": {"tcbw": [50, 0, 0, 40, 0, 0, 0, 0]}}, "config.ets_cfg.tcbw=[50, 0, 0, 40, 0, 0, 0, 0]: shares sum to 90"),
+    ({"ets_rec": {"up2tc": [0, 0]}}, "config.ets_rec.up2tc=[0, 0]: expected exactly 8 values"),
+])
+def test_bad_input(config, words):
+    with pytest.raises(ValidationError) as err:
+        L.normalize_want(config)
+    assert words in err.value.msg
+
+
+def test_plan_only_differences_one_call_per_tlv_app_adds_before_deletes():
+    have = {"admin_status": "rxtx", "pfc": {"willing": True, "enabled": [3], "enable_tx": True},
+            "app": [{"priority": 4, "selector": 3, "protocol": 4791}], "app_enable_tx": True}
+    want = L.normalize_want({"admin_status": "rxtx", "pfc": {"willing": False, "enabled": [3], "enable_tx": True},
+                             "app": [{"priority": 3, "selector": 3, "protocol": 4791}]})
+    assert [" ".join(c) for c in L.plan_commands(want, have, "replaced", "eth2")] == [
+        "lldptool -T -i eth2 -V PFC willing=no",
+        "lldptool -T -i eth2 -V APP app=3,3,4791",
+        "lldptool -T -i eth2 -V APP -d app=4,3,4791"]
+    assert [" ".join(c) for c in L.plan_commands(want, have, "merged", "eth2")][-1] == \
+        "lldptool -T -i eth2 -V APP app=3,3,4791"
+
+
+def test_plan_ets_format():
+    want = L.normalize_want({"ets_cfg": {"willing": False, "up2tc": [0, 0, 0, 3, 0, 0, 6, 0],
+                                         "tsa": ["ets", "strict", "strict", "ets", "strict", "strict", "strict", "strict"],
+                                         "tcbw": [50, 0, 0, 50, 0, 0, 0, 0], "enable_tx": True}})
+    assert [" ".join(c) for c in L.plan_commands(want, None, "merged", "eth2")] == [
+        "lldptool -T -i eth2 -V ETS-CFG willing=no up2tc=0:0,1:0,2:0,3:3,4:0,5:0,6:6,7:0 "
+        "tsa=0:ets,1:strict,2:strict,3:ets,4:strict,5:strict,6:strict,7:strict tcbw=50,0,0,50,0,0,0,0 enableTx=yes"]
+
+
+# ------------------------------------------------------------------ main() on a fake lldpad
+class FakeLldpad(object):
+    def __init__(self, dcbx="Firmware"):
+        self.admin = "disabled"
+        self.pfc = {"willing": "yes", "enabled": 0, "enableTx": "no"}
+        self.apps = []
+        self.app_tx = "no"
+        self.peer = "IEEE 8021QAZ PFC TLV\n\t Willing: yes\n\t PFC enabled: 3 4 \n"
+        self.dcbx = dcbx
+        self.writes = []
+
+    def dump(self):
+        text = "Chassis ID TLV\n\tMAC: 82:42:cf:f5:12:16\n"
+        if self.pfc["enableTx"] == "yes":
+            prios = " ".join(str(p) for p in range(8) if self.pfc["enabled"] >> p & 1)
+            text += "IEEE 8021QAZ PFC TLV\n\t Willing: %s\n\t PFC enabled: %s \n" % (self.pfc["willing"], prios or "none")
+        if self.apps:
+            text += "IEEE 8021QAZ APP TLV\n" + "".join(
+                "\tApp#%4d \t Prio %d \t Sel %d \t P-ID\t UDP or DCCP Port: %d\n" % (i, a[0], a[1], a[2])
+                for i, a in enumerate(self.apps))
+        return text + "End of LLDPDU TLV\n"
+
+    def __call__(self, argv):
+        name = argv[0].rsplit("/", 1)[-1]
+        if name == "mlnx_qos":
+            if "--dcbx" in argv:
+                self.writes.append(argv)
+                self.dcbx = "OS"
+            return 0, ("DCBX mode: %s controlled\nPriority trust state: pcp\nCable len: 7\nPFC configuration:\n"
+                       "\tpriority    0   1   2   3   4   5   6   7\n\tenabled     0   0   0   0   0   0   0   0   \n"
+                       "tc: 0 ratelimit: unlimited, tsa: vendor\n" % self.dcbx
+                       + "".join("\t priority:  %d\n" % p for p in range(8))), ""
+        args = argv[1:]
+        if args[:1] == ["get-lldp"]:
+            return 0, "adminStatus=%s\n" % self.admin, ""
+        if args[:1] == ["set-lldp"]:
+            self.writes.append(argv)
+            self.admin = args[-1].split("=")[1]
+            return 0, "adminStatus = %s\n" % self.admin, ""
+        if args == ["-t", "-i", "eth2"]:
+            return 0, self.dump(), ""
+        if args == ["-t", "-n", "-i", "eth2"]:
+            return 0, self.peer, ""
+        if args[:1] == ["-t"] and "-c" in args:
+            tlv, arg = args[args.index("-V") + 1], args[-1]
+            if tlv == "PFC":
+                value = self.pfc[arg]
+                # lldptool cuts the 'enabled' bitmask to 2 characters (PFC-C-MASK255)
+                return 0, "%s=%s\n" % (arg, str(value)[:2] if arg == "enabled" else value), ""
+            if tlv == "APP" and arg == "enableTx":
+                return 0, "enableTx=%s\n" % self.app_tx, ""
+            return 0, "%s=\n" % arg, ""      # ETS-*: nothing stored (PFC-C-ENABLED-UNSET style)
+        if args[:1] == ["-T"]:
+            self.writes.append(argv)
+            tlv = args[args.index("-V") + 1]
+            rest = args[args.index("-V") + 2:]
+            if tlv == "APP":
+                if rest[0] == "-d":
+                    self.apps.remove(tuple(int(x) for x in rest[1].split("=")[1].split(",")))
+                elif rest[0].startswith("app="):
+                    self.apps.append(tuple(int(x) for x in rest[0].split("=")[1].split(",")))
+                else:
+                    self.app_tx = rest[0].split("=")[1]
+                return 0, "", ""
+            for item in rest:
+                key, value = item.split("=")
+                if key == "enabled":
+                    value = 0 if value == "none" else sum(1 << int(p) for p in value.split(","))
+                self.pfc[key] = value
+            return 0, "", ""
+        raise AssertionError(argv)
+
+
+class Exit(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+@pytest.fixture
+def sysfs(tmp_path, monkeypatch):
+    (tmp_path / "class" / "net" / "eth2").mkdir(parents=True)
+    monkeypatch.setenv("SYSFS_PATH", str(tmp_path))
+
+
+def run(monkeypatch, device, args, check_mode=False):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: device(argv))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/sbin/" + name)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (_ for _ in ()).throw(Exit(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (_ for _ in ()).throw(Fail(kw)))
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    with patch_module_args(args):
+        try:
+            lldp_dcb.main()
+        except Exit as exc:
+            return "exit", exc.args[0]
+        except Fail as exc:
+            return "fail", exc.args[0]
+
+
+ROCE = {"admin_status": "rxtx", "pfc": {"willing": False, "enabled": [3], "enable_tx": True},
+        "app": [{"priority": 3, "selector": 3, "protocol": 4791}], "app_enable_tx": True}
+
+
+def test_firmware_dcbx_fails_clearly_without_switch(monkeypatch, sysfs):
+    device = FakeLldpad(dcbx="Firmware")
+    kind, res = run(monkeypatch, device, {"interface": "eth2", "config": ROCE})
+    assert kind == "fail" and "DCBX is firmware controlled" in res["msg"] and "switch_dcbx_to_os" in res["msg"]
+    assert device.writes == []
+
+
+def test_switch_dcbx_then_converge_then_idempotent(monkeypatch, sysfs):
+    device = FakeLldpad(dcbx="Firmware")
+    args = {"interface": "eth2", "config": ROCE, "switch_dcbx_to_os": True, "state": "replaced"}
+    kind, res = run(monkeypatch, device, args, check_mode=True)
+    assert kind == "exit" and res["changed"] and device.writes == []
+    kind, res = run(monkeypatch, device, args)
+    assert kind == "exit", res
+    assert res["commands"] == ["mlnx_qos -i eth2 --dcbx os",
+                               "lldptool set-lldp -i eth2 adminStatus=rxtx",
+                               "lldptool -T -i eth2 -V PFC willing=no enabled=3 enableTx=yes",
+                               "lldptool -T -i eth2 -V APP app=3,3,4791",
+                               "lldptool -T -i eth2 -V APP enableTx=yes"]
+    assert res["after"]["pfc"] == {"willing": False, "enabled": [3], "enable_tx": True}
+    assert res["after"]["app"] == [{"priority": 3, "selector": 3, "protocol": 4791}]
+    writes = len(device.writes)
+    kind, res = run(monkeypatch, device, args)
+    assert kind == "exit" and res["changed"] is False and res["commands"] == []
+    assert len(device.writes) == writes
+
+
+def test_gathered_reports_neighbor_mismatch(monkeypatch, sysfs):
+    device = FakeLldpad(dcbx="OS")
+    device.pfc = {"willing": "no", "enabled": 8, "enableTx": "yes"}
+    device.apps = [(3, 3, 4791)]
+    kind, res = run(monkeypatch, device, {"interface": "eth2", "state": "gathered"})
+    assert kind == "exit"
+    assert res["gathered"]["pfc"]["enabled"] == [3]
+    assert res["gathered"]["neighbor"]["pfc"]["enabled"] == [3, 4]
+    assert res["gathered"]["neighbor_mismatch"] == ["PFC enabled priorities: local [3], neighbor [3, 4]",
+                                                    "neighbor sends no APP TLV"]
+
+
+def test_midway_failure(monkeypatch, sysfs):
+    device = FakeLldpad(dcbx="OS")
+    real = device.__call__
+
+    def failing(argv):
+        if "-V" in argv and argv[argv.index("-V") + 1] == "PFC" and argv[1] == "-T":
+            return 1, "Device not capable b\n", ""
+        return real(argv)
+    kind, res = run(monkeypatch, failing, {"interface": "eth2", "config": ROCE})
+    assert kind == "fail"
+    assert res["applied"] == ["lldptool set-lldp -i eth2 adminStatus=rxtx"]
+    assert res["failed_command"] == "lldptool -T -i eth2 -V PFC willing=no enabled=3 enableTx=yes"
+    assert "Device not capable" in res["msg"] and not res["msg"].count("capable b")
+    assert res["not_attempted"] == ["lldptool -T -i eth2 -V APP app=3,3,4791", "lldptool -T -i eth2 -V APP enableTx=yes"]
+
+
+def test_documentation_matches_argspec():
+    doc = yaml.safe_load(lldp_dcb.DOCUMENTATION)
+    yaml.safe_load(lldp_dcb.EXAMPLES)
+    yaml.safe_load(lldp_dcb.RETURN)
+
+    def check(doc_options, spec, path):
+        assert set(doc_options) == set(spec), path
+        for name, d in doc_options.items():
+            a = spec[name]
+            for key, default in (("type", "str"), ("elements", None), ("choices", None), ("default", None)):
+                assert d.get(key, default) == a.get(key, default), "%s.%s.%s" % (path, name, key)
+            assert bool(d.get("required")) == bool(a.get("required")), path + name
+            if "suboptions" in d or "options" in a:
+                check(d.get("suboptions", {}), a.get("options", {}), path + "." + name)
+    check(doc["options"], lldp_dcb.argument_spec(), "options")
+
+
+def test_truncated_bitmask_all_priorities_is_converged_via_tlv_view(monkeypatch, sysfs):
+    # PFC-C-MASK255 trap: '-c enabled' prints '25' for 255; the TLV view lists 0..7
+    device = FakeLldpad(dcbx="OS")
+    device.admin = "rxtx"
+    device.pfc = {"willing": "no", "enabled": 255, "enableTx": "yes"}
+    kind, res = run(monkeypatch, device, {"interface": "eth2",
+                                          "config": {"pfc": {"enabled": list(range(8)), "willing": False}}})
+    assert kind == "exit" and res["commands"] == [] and res["changed"] is False
+    assert res["before"]["pfc"]["enabled"] == list(range(8))
