@@ -1,0 +1,244 @@
+"""The `fabricsim` command (everything that is not a tool shim)."""
+import argparse
+import json
+import os
+import sys
+
+from . import log, paths, profile as profiles, state
+
+FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `clear` removes them):
+  link-down DEV[:PORT]          port DOWN (IB: Polling; Ethernet: Disabled), netdev carrier 0
+  pcie-degrade BDF SPEED WIDTH  LnkSta / current_link_* below capability (e.g. 16GT/s 8)
+  counters DEV NAME=VALUE...    hw_counters (mlx5_N) or ethtool -S counters (netdev)
+  tool-missing TOOL             shim removed from the shim dir; a direct call answers rc 127
+  fail-after TOOL N             the Nth write call of TOOL from now fails after part of its change
+  numa BDF NODE                 numa_node of a PCI device
+  acs-redir BDF on|off          ACS redirect bits set/cleared in a bridge's ACSCtl at boot
+"""
+
+
+def _fail(msg, rc=1):
+    sys.stderr.write("fabricsim: %s\n" % msg)
+    return rc
+
+
+def _rebuild(reset=False):
+    with state.locked():
+        state.rebuild(reset=reset)
+
+
+def cmd_init(args):
+    try:
+        data = profiles.load_named(args.profile)
+    except KeyError:
+        return _fail("unknown profile %r (have: %s)" % (args.profile, ", ".join(profiles.available())))
+    with state.locked():
+        state.save_profile_data(data)
+        state.save_faults({})
+        state.save_lldpad({})
+        state.rebuild(reset=True)
+    _restore_shims()
+    from . import watch
+    watch.drain()
+    print("fabricsim: node initialised with profile %s" % args.profile)
+    return 0
+
+
+def cmd_profiles(args):
+    for name in profiles.available():
+        data = profiles.load_named(name)
+        print("%-24s %s" % (name, data.get("description", "")))
+    return 0
+
+
+def _shim_root():
+    return os.environ.get("FABRICSIM_SHIM_DIR") or "/usr/local/sbin"
+
+
+def _restore_shims():
+    """Put back shims hidden by tool-missing (only where an install happened)."""
+    sbin = _shim_root()
+    for name in os.listdir(sbin) if os.path.isdir(sbin) else []:
+        if name.startswith(".fabricsim-missing-"):
+            os.rename(os.path.join(sbin, name), os.path.join(sbin, name[len(".fabricsim-missing-"):]))
+
+
+def cmd_fault(args):
+    try:
+        prof = state.load_profile()
+    except state.NoProfile as exc:
+        return _fail(str(exc))
+    with state.locked():
+        faults = state.faults()
+        kind, rest = args.kind, args.args
+        if kind == "link-down":
+            if len(rest) != 1:
+                return _fail("usage: fault link-down DEV[:PORT]")
+            dev = rest[0].split(":")[0]
+            if not prof.nic(dev):
+                return _fail("no RDMA device %s" % dev)
+            faults.setdefault("link_down", []).append(rest[0])
+        elif kind == "pcie-degrade":
+            if len(rest) != 3 or rest[0] not in prof.pci:
+                return _fail("usage: fault pcie-degrade BDF SPEED WIDTH (BDF one of the profile's)")
+            speed = rest[1] if rest[1].endswith("GT/s") else rest[1] + "GT/s"
+            faults.setdefault("pcie_degrade", {})[rest[0]] = [speed, int(rest[2].lstrip("x"))]
+        elif kind == "counters":
+            if len(rest) < 2:
+                return _fail("usage: fault counters DEV NAME=VALUE...")
+            dev = rest[0]
+            if not prof.nic(dev) and dev not in prof.netdevs():
+                return _fail("no device or netdev %s" % dev)
+            for item in rest[1:]:
+                name, _, value = item.partition("=")
+                faults.setdefault("counters", {}).setdefault(dev, {})[name] = int(value)
+        elif kind == "tool-missing":
+            if len(rest) != 1:
+                return _fail("usage: fault tool-missing TOOL")
+            faults.setdefault("tool_missing", []).append(rest[0])
+            shim = os.path.join(_shim_root(), rest[0])
+            if os.path.islink(shim):
+                os.rename(shim, os.path.join(_shim_root(), ".fabricsim-missing-" + rest[0]))
+        elif kind == "fail-after":
+            if len(rest) != 2:
+                return _fail("usage: fault fail-after TOOL N")
+            faults.setdefault("fail_after", {})[rest[0]] = {"n": int(rest[1]), "count": 0}
+        elif kind == "numa":
+            if len(rest) != 2 or rest[0] not in prof.pci:
+                return _fail("usage: fault numa BDF NODE")
+            faults.setdefault("numa", {})[rest[0]] = int(rest[1])
+        elif kind == "acs-redir":
+            if len(rest) != 2 or rest[0] not in prof.pci or rest[1] not in ("on", "off"):
+                return _fail("usage: fault acs-redir BDF on|off (a bridge with ACS)")
+            if not prof.pci[rest[0]].get("acs_cap"):
+                return _fail("%s has no ACS capability" % rest[0])
+            faults.setdefault("acs_redir", {})[rest[0]] = rest[1] == "on"
+            nic = state.nic_state()
+            ctl = nic["acs"].get(rest[0], 0)
+            nic["acs"][rest[0]] = (ctl | 0x1D) if rest[1] == "on" else (ctl & ~0x0C)
+            state.save_nic_state(nic)
+        else:
+            return _fail("unknown fault %r\n%s" % (kind, FAULT_HELP))
+        state.save_faults(faults)
+        state.rebuild(reset=False)
+    return 0
+
+
+def cmd_clear(args):
+    with state.locked():
+        state.save_faults({})
+        state.rebuild(reset=False)
+    _restore_shims()
+    return 0
+
+
+def cmd_reset(args):
+    _rebuild(reset=True)
+    from . import watch
+    watch.drain()
+    return 0
+
+
+def cmd_boot(args):
+    try:
+        _rebuild(reset=True)
+    except state.NoProfile:
+        print("fabricsim: no profile yet; nothing to build")
+    return 0
+
+
+def cmd_log(args):
+    from . import watch
+    watch.drain()
+    recs = log.records(writes_only=args.writes)
+    if args.tool:
+        recs = [r for r in recs if r["tool"] == args.tool]
+    for rec in recs:
+        print(json.dumps(rec, sort_keys=True) if args.json else log.format_record(rec))
+    if args.clear:
+        log.clear()
+    return 0
+
+
+def cmd_install(args):
+    from . import install
+    changes = install.install(root=args.root, run=paths.run_dir(), systemctl=not args.no_systemctl)
+    for path in changes:
+        print("fabricsim: installed %s" % path)
+    return 0
+
+
+def cmd_watch(args):
+    from . import watch
+    if args.once:
+        w = watch.Watcher().start()
+        w.process(timeout=args.timeout)
+        return 0
+    watch.run_forever()
+    return 0
+
+
+def cmd_lldpad(args):
+    with state.locked():
+        cfg = state.lldpad()
+        if args.action == "status":
+            running = cfg.get("running", state.load_profile().data.get("lldpad_running", False))
+            print("running" if running else "stopped")
+            return 0
+        cfg["running"] = args.action == "start"
+        state.save_lldpad(cfg)
+    return 0
+
+
+def cmd_state(args):
+    print(json.dumps(state.nic_state(), indent=1, sort_keys=True))
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="fabricsim", description="GPU/RDMA node simulator",
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=FAULT_HELP)
+    sub = p.add_subparsers(dest="cmd")
+    s = sub.add_parser("init", help="persist a profile and boot the node with it")
+    s.add_argument("--profile", required=True)
+    s.set_defaults(func=cmd_init)
+    sub.add_parser("profiles", help="list profiles").set_defaults(func=cmd_profiles)
+    s = sub.add_parser("fault", help="inject a fault", epilog=FAULT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("kind")
+    s.add_argument("args", nargs="*")
+    s.set_defaults(func=cmd_fault)
+    sub.add_parser("clear", help="remove all faults").set_defaults(func=cmd_clear)
+    sub.add_parser("reset", help="NICs back to firmware defaults (a reboot)").set_defaults(func=cmd_reset)
+    sub.add_parser("boot", help="what fabricsim.service runs at boot").set_defaults(func=cmd_boot)
+    s = sub.add_parser("log", help="show the call/write log")
+    s.add_argument("--writes", action="store_true")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--clear", action="store_true")
+    s.add_argument("--tool")
+    s.set_defaults(func=cmd_log)
+    s = sub.add_parser("install", help="install shims and systemd units")
+    s.add_argument("--root", default="/")
+    s.add_argument("--no-systemctl", action="store_true")
+    s.set_defaults(func=cmd_install)
+    s = sub.add_parser("watch", help="sysfs write watcher (fabricsim-sysfsd.service)")
+    s.add_argument("--once", action="store_true", help="arm, handle what arrives within --timeout, exit")
+    s.add_argument("--timeout", type=float, default=0.5)
+    s.set_defaults(func=cmd_watch)
+    s = sub.add_parser("lldpad", help="start/stop the simulated lldpad daemon")
+    s.add_argument("action", choices=["start", "stop", "status"])
+    s.set_defaults(func=cmd_lldpad)
+    sub.add_parser("state", help="dump the volatile NIC state (debug)").set_defaults(func=cmd_state)
+    return p
+
+
+def main(argv):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except state.NoProfile as exc:
+        return _fail(str(exc))

@@ -1,0 +1,217 @@
+"""sysfs write watcher (fabricsim-sysfsd): inotify through ctypes on the writable attributes.
+
+Plain files cannot refuse a write, so the watcher does what the kernel would have done
+afterwards: it logs every write, and an invalid value is put back to the previous one and
+logged with the errno the kernel returns (EINVAL).  The writer itself still sees success:
+a plain-file sysfs cannot return the errno to the writer (see README, limits).
+"""
+import ctypes
+import ctypes.util
+import errno
+import os
+import socket
+import struct
+import time
+
+from . import log, paths, state, sysfs
+
+IN_OPEN = 0x00000020
+IN_CLOSE_NOWRITE = 0x00000010
+IN_CLOSE_WRITE = 0x00000008
+IN_CREATE = 0x00000100
+IN_MOVED_TO = 0x00000080
+IN_IGNORED = 0x00008000
+IN_NONBLOCK = 0o4000
+IN_CLOEXEC = 0o2000000
+EVENT = struct.Struct("iIII")
+CONTROL = "watchctl"     # run_dir/watchctl: sentinel requests + acks live here
+
+
+class Inotify(object):
+    def __init__(self):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        self.libc = libc
+        self.fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+
+    def add(self, path, mask):
+        wd = self.libc.inotify_add_watch(self.fd, path.encode(), mask)
+        if wd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_add_watch %s" % path)
+        return wd
+
+    def read(self):
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return []
+        out, pos = [], 0
+        while pos < len(data):
+            wd, mask, _cookie, length = EVENT.unpack_from(data, pos)
+            pos += EVENT.size
+            name = data[pos:pos + length].rstrip(b"\0").decode()
+            pos += length
+            out.append((wd, mask, name))
+        return out
+
+    def close(self):
+        os.close(self.fd)
+
+
+class Watcher(object):
+    """Usable in unit tests: Watcher().start(); ...writes...; w.process()."""
+
+    def __init__(self):
+        self.ino = None
+        self.dirs = {}        # wd -> directory
+        self.known = {}       # path -> last accepted value
+        self.generation = None
+
+    def _generation(self):
+        return _read(paths.run_file("generation")) or None
+
+    def start(self):
+        if self.ino:
+            self.ino.close()
+        self.ino = Inotify()
+        self.dirs, self.known = {}, {}
+        os.makedirs(paths.run_file(CONTROL), exist_ok=True)
+        wd = self.ino.add(paths.run_file(CONTROL), IN_CLOSE_WRITE | IN_CREATE)
+        self.dirs[wd] = paths.run_file(CONTROL)
+        try:
+            profile = state.load_profile()
+        except state.NoProfile:
+            return self
+        for path in sysfs.writable_attributes(paths.sys_root(), profile):
+            if not os.path.exists(path):
+                continue
+            d = os.path.dirname(path)
+            if d not in self.dirs.values():
+                # OPEN/CLOSE_NOWRITE too: inotify merges identical consecutive events, and
+                # interleaving them keeps back-to-back writes of one file from merging
+                self.dirs[self.ino.add(d, IN_CLOSE_WRITE | IN_OPEN | IN_CLOSE_NOWRITE)] = d
+            self.known[path] = _read(path)
+        self.generation = self._generation()
+        return self
+
+    def process(self, timeout=0.0):
+        """Handle pending events (waiting up to timeout seconds for the first). Returns records."""
+        deadline = time.time() + timeout
+        done = []
+        while True:
+            events = self.ino.read()
+            if not events:
+                if time.time() >= deadline:
+                    return done
+                time.sleep(0.01)
+                continue
+            for wd, mask, name in events:
+                d = self.dirs.get(wd)
+                if d is None or not name or mask & IN_IGNORED or not mask & (IN_CLOSE_WRITE | IN_CREATE):
+                    continue
+                done.extend(self._handle(os.path.join(d, name)))
+            deadline = 0
+
+    def _handle(self, path):
+        if os.path.dirname(path) == paths.run_file(CONTROL):
+            if os.path.basename(path).startswith("req-"):
+                if self._generation() != self.generation:   # tree rebuilt: re-arm before acking
+                    self.start()
+                ack = os.path.join(os.path.dirname(path), "ack-" + os.path.basename(path)[4:])
+                with open(ack, "w") as handle:
+                    handle.write("ok\n")
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+            return []
+        if path not in self.known:
+            return []
+        text = _read(path)
+        ok, err, value = sysfs.validate(path, text)
+        rel = "/sys/" + os.path.relpath(path, paths.sys_root())
+        if ok:
+            self.known[path] = value
+            if text != value:        # the kernel stores the parsed number
+                self._rewrite(path, value)
+            return [log.append("sysfs", "write", path=rel, value=text.strip())]
+        self._rewrite(path, self.known[path])
+        return [log.append("sysfs", "write", path=rel, value=text.strip(), err=err, rc=-err)]
+
+    def _rewrite(self, path, value):
+        # rename over the attribute: our own fix-ups raise IN_MOVED_TO, not IN_CLOSE_WRITE
+        tmp = os.path.join(os.path.dirname(path), ".fabricsim-revert")
+        with open(tmp, "w") as handle:
+            handle.write(value + "\n")
+        os.rename(tmp, path)
+
+    def serve(self, notify=True):
+        self.start()
+        if notify:
+            sd_notify("READY=1")
+        while True:
+            self.process(timeout=1.0)
+            if self._generation() != self.generation:   # tree rebuilt (reset/init): new watches
+                self.start()
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return ""
+
+
+def sd_notify(message):
+    addr = os.environ.get("NOTIFY_SOCKET")
+    if not addr:
+        return
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.connect(addr)
+        sock.sendall(message.encode())
+    finally:
+        sock.close()
+
+
+def watcher_alive():
+    pidfile = paths.run_file("watch.pid")
+    try:
+        with open(pidfile) as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, 0)
+        return True
+    except (IOError, OSError, ValueError):
+        return False
+
+
+def drain(timeout=3.0):
+    """Make sure the running watcher has handled every write made before this call."""
+    if not watcher_alive():
+        return False
+    token = "%d-%f" % (os.getpid(), time.time())
+    ctl = paths.run_file(CONTROL)
+    ack = os.path.join(ctl, "ack-" + token)
+    with open(os.path.join(ctl, "req-" + token), "w") as handle:
+        handle.write("drain\n")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(ack):
+            os.unlink(ack)
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def run_forever():
+    os.makedirs(paths.run_dir(), exist_ok=True)
+    with open(paths.run_file("watch.pid"), "w") as handle:
+        handle.write("%d\n" % os.getpid())
+    Watcher().serve()
+
+
+_ = errno
