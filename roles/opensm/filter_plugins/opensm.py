@@ -1,0 +1,318 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters private to the rdma.fabric.opensm role: ibstat ports, SM priorities, HA and
+partition validation. Pure functions; the role's preflight asserts on what they return.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+PKEY_MIN, PKEY_MAX, DEFAULT_PKEY = 0x0001, 0x7FFF, 0x7FFF
+PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# partitions.conf flags (OpenSM osm_prtn_config.c): ipoib, rate, mtu, sl, scope, qkey, tclass,
+# defmember (full|limited|both), indx0.
+IB_MTUS = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+IB_RATES = set(range(2, 23))
+
+
+def normalize_guid(value):
+    """'0x100001' -> '0x0000000000100001'; ValueError when it is not a 64-bit hex GUID."""
+    text = str(value).strip()
+    if not GUID_RE.match(text):
+        raise ValueError("not a 64-bit hex GUID (0x followed by 1-16 hex digits): %r" % (value,))
+    return "0x%016x" % int(text, 16)
+
+
+def ibstat_ports(text):
+    """``ibstat`` output -> list of ports.
+
+    Layout (infiniband-diags ibstat.c, samples/ibstat.txt): ``CA 'name'`` (or ``Switch 'name'``)
+    at column 0, CA fields indented once, ``Port N:`` once, port fields twice; several CAs are
+    concatenated without a blank line; pasted copies have spaces instead of TABs.
+    """
+    ports = []
+    ca = None
+    port = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        head = re.match(r"^(CA|Switch):? '(?P<name>[^']+)'$", line)
+        if head:
+            ca = head.group("name")
+            port = None
+            continue
+        port_head = re.match(r"^Port (\d+):$", line)
+        if port_head and ca is not None:
+            port = {"ca": ca, "port": int(port_head.group(1))}
+            ports.append(port)
+            continue
+        if port is None or ":" not in line:
+            continue
+        key, value = [part.strip() for part in line.split(":", 1)]
+        key = key.lower().replace(" ", "_")
+        if key in ("base_lid", "sm_lid", "lmc"):
+            try:
+                port[key] = int(value)
+            except ValueError:
+                port[key] = value
+        elif key == "port_guid":
+            port[key] = normalize_guid(value)
+        else:
+            port[key] = value
+    return ports
+
+
+def usable_ib_ports(ports):
+    """InfiniBand ports whose link is up. Before any SM runs a port stays 'Initializing' with
+    physical state LinkUp, so the physical state decides, not the logical one."""
+    out = []
+    for port in ports:
+        if port.get("link_layer") not in ("InfiniBand", "IB"):
+            continue
+        if not str(port.get("physical_state", "")).startswith("LinkUp"):
+            continue
+        out.append(port)
+    return out
+
+
+def select_port(ports, guid="", ca="", port=None):
+    """The port OpenSM binds to: the one with ``guid`` if given, else the first usable
+    InfiniBand port (optionally on CA ``ca`` / port number ``port``).
+
+    Returns {"port": <port dict>} or {"error": <message naming what was looked for>}.
+    """
+    listed = ", ".join("%s/%s %s (%s, %s)" % (p.get("ca"), p.get("port"), p.get("port_guid"), p.get("link_layer"),
+                                              p.get("physical_state")) for p in ports) or "no ports"
+    if guid:
+        want = normalize_guid(guid)
+        for candidate in ports:
+            if candidate.get("port_guid") == want:
+                return {"port": candidate}
+        return {"error": "opensm_guid %s is not a port of this host; ibstat lists: %s" % (want, listed)}
+    for candidate in usable_ib_ports(ports):
+        if ca and candidate.get("ca") != ca:
+            continue
+        if port not in (None, "") and candidate.get("port") != int(port):
+            continue
+        return {"port": candidate}
+    where = "".join([" on CA %s" % ca if ca else "", " port %s" % port if port not in (None, "") else ""])
+    return {"error": "no InfiniBand port with the physical link up%s; set opensm_guid or check the link. "
+                     "ibstat lists: %s" % (where, listed)}
+
+
+def sm_priority(role, standby_rank=1, explicit=None, master_priority=14):
+    """Priority an SM gets: the explicit one, else master_priority for the master and
+    master_priority - rank for the rank-th standby (rank 1 is the first to take over)."""
+    if explicit is not None and explicit != "":
+        return int(explicit)
+    if role == "master":
+        return int(master_priority)
+    return int(master_priority) - int(standby_rank)
+
+
+def ha_errors(members, allow_equal_priority=False):
+    """Cross-host checks. ``members``: dicts with host, fabric, role, standby_rank, priority
+    (explicit or None), master_priority and guid (may be empty: discovered later).
+
+    Returns a list of messages; empty when the HA layout is sound.
+    """
+    errors = []
+    fabrics = {}
+    for member in members:
+        host = member.get("host")
+        role = member.get("role")
+        if role not in ("master", "standby"):
+            errors.append("%s: opensm_role must be master or standby, got %r" % (host, role))
+            continue
+        try:
+            prio = sm_priority(role, member.get("standby_rank", 1), member.get("priority"),
+                               member.get("master_priority", 14))
+        except (TypeError, ValueError):
+            errors.append("%s: priority is not a number (opensm_priority=%r, opensm_standby_rank=%r)"
+                          % (host, member.get("priority"), member.get("standby_rank")))
+            continue
+        if not 0 <= prio <= 15:
+            errors.append("%s: SM priority %d is outside 0-15 (opensm_role=%s, opensm_standby_rank=%s, "
+                          "opensm_priority=%s, opensm_master_priority=%s)"
+                          % (host, prio, role, member.get("standby_rank"), member.get("priority"),
+                             member.get("master_priority")))
+        guid = member.get("guid")
+        if guid:
+            try:
+                guid = normalize_guid(guid)
+            except ValueError as exc:
+                errors.append("%s: opensm_guid %s" % (host, exc))
+                guid = None
+        entry = dict(member, effective_priority=prio, guid=guid or None)
+        fabrics.setdefault(member.get("fabric"), []).append(entry)
+
+    for fabric in sorted(fabrics, key=str):
+        sms = fabrics[fabric]
+        masters = [m["host"] for m in sms if m["role"] == "master"]
+        if len(masters) != 1:
+            errors.append("fabric %s: exactly one host must have opensm_role=master, found %d (%s)"
+                          % (fabric, len(masters), ", ".join(masters) or "none"))
+        by_prio = {}
+        for m in sms:
+            by_prio.setdefault(m["effective_priority"], []).append(m["host"])
+        for prio in sorted(by_prio):
+            if len(by_prio[prio]) > 1 and not allow_equal_priority:
+                errors.append("fabric %s: SMs %s share priority %d; OpenSM then elects by GUID, which is "
+                              "hard to predict. Give each a distinct opensm_standby_rank or opensm_priority, "
+                              "or set opensm_allow_equal_priority: true"
+                              % (fabric, ", ".join(sorted(by_prio[prio])), prio))
+        master_prio = [m["effective_priority"] for m in sms if m["role"] == "master"]
+        for m in sms:
+            if m["role"] == "standby" and master_prio and m["effective_priority"] > master_prio[0]:
+                errors.append("fabric %s: standby %s has priority %d above the master's %d; it would take "
+                              "over as soon as it starts" % (fabric, m["host"], m["effective_priority"],
+                                                            master_prio[0]))
+        by_guid = {}
+        for m in sms:
+            if m["guid"]:
+                by_guid.setdefault(m["guid"], []).append(m["host"])
+        for guid in sorted(by_guid):
+            if len(by_guid[guid]) > 1:
+                errors.append("fabric %s: hosts %s bind the same port GUID %s"
+                              % (fabric, ", ".join(sorted(by_guid[guid])), guid))
+    return errors
+
+
+def _pkey(value):
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    return int(text, 16) if text.startswith("0x") else int(text)
+
+
+def partition_errors(partitions):
+    """Validate ``opensm_partitions`` as the user wrote them (list of dicts, see the role's
+    argument_specs); indexes in the messages are the user's."""
+    errors = []
+    names, keys = {}, {}
+    if not isinstance(partitions, list):
+        return ["opensm_partitions must be a list of dicts, got %r" % (partitions,)]
+    for index, part in enumerate(partitions):
+        where = "opensm_partitions[%d]" % index
+        if not isinstance(part, dict):
+            errors.append("%s must be a dict, got %r" % (where, part))
+            continue
+        name = part.get("name")
+        if not name or not PARTITION_NAME_RE.match(str(name)):
+            errors.append("%s.name %r must be letters, digits, '_', '.', '-'" % (where, name))
+        elif name in names:
+            errors.append("%s.name %r is already used by opensm_partitions[%d]" % (where, name, names[name]))
+        else:
+            names[name] = index
+        try:
+            pkey = _pkey(part.get("pkey"))
+        except (TypeError, ValueError):
+            errors.append("%s.pkey %r is not a number" % (where, part.get("pkey")))
+            continue
+        if not PKEY_MIN <= pkey <= PKEY_MAX:
+            errors.append("%s.pkey 0x%04x is outside 0x0001-0x7fff (the full-membership bit 0x8000 is set "
+                          "by 'membership', not in the key)" % (where, pkey))
+        elif pkey in keys:
+            errors.append("%s.pkey 0x%04x is already used by opensm_partitions[%d]" % (where, pkey, keys[pkey]))
+        else:
+            keys[pkey] = index
+        if name == "Default" and pkey != DEFAULT_PKEY:
+            errors.append("%s: the partition named Default must use pkey 0x7fff, got 0x%04x" % (where, pkey))
+        if pkey == DEFAULT_PKEY and name != "Default":
+            errors.append("%s: pkey 0x7fff is the Default partition; name it Default, got %r" % (where, name))
+        mtu = part.get("mtu")
+        if mtu is not None and mtu not in IB_MTUS:
+            errors.append("%s.mtu %r must be an IB MTU code 1-5 (1=256 .. 5=4096)" % (where, mtu))
+        rate = part.get("rate")
+        if rate is not None and rate not in IB_RATES:
+            errors.append("%s.rate %r must be an IB rate code 2-22 (e.g. 3=10G, 7=40G, 16=56G)" % (where, rate))
+        for member_index, member in enumerate(part.get("members") or []):
+            mwhere = "%s.members[%d]" % (where, member_index)
+            if not isinstance(member, dict):
+                errors.append("%s must be a dict with guid and membership, got %r" % (mwhere, member))
+                continue
+            guid = member.get("guid")
+            if guid not in ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"):
+                try:
+                    normalize_guid(guid)
+                except ValueError:
+                    errors.append("%s.guid %r must be a port GUID (0x...) or ALL, ALL_CAS, ALL_SWITCHES, "
+                                  "ALL_ROUTERS, SELF" % (mwhere, guid))
+            if member.get("membership", "full") not in ("full", "limited", "both"):
+                errors.append("%s.membership %r must be full, limited or both"
+                              % (mwhere, member.get("membership")))
+    return errors
+
+
+def with_default_partition(partitions, keep_default=True):
+    """Prepend the stock Default partition (0x7fff, ALL full, IPoIB) unless one is given or
+    the user dropped it."""
+    partitions = list(partitions or [])
+    if not keep_default:
+        return partitions
+    for part in partitions:
+        try:
+            if isinstance(part, dict) and _pkey(part.get("pkey")) == DEFAULT_PKEY:
+                return partitions
+        except (TypeError, ValueError):
+            continue
+    default = {"name": "Default", "pkey": DEFAULT_PKEY, "ipoib": True,
+               "members": [{"guid": "ALL", "membership": "full"}]}
+    return [default] + partitions
+
+
+def partition_lines(partitions):
+    """partitions.conf lines: ``Name=0xPKEY[,flag=v...] : GUID=full|limited|both, ... ;``."""
+    lines = []
+    for part in partitions:
+        pkey = _pkey(part["pkey"])
+        head = "%s=0x%04x" % (part["name"], pkey)
+        flags = []
+        if part.get("ipoib"):
+            flags.append("ipoib")
+        for key in ("mtu", "rate", "sl", "scope"):
+            if part.get(key) is not None:
+                flags.append("%s=%s" % (key, part[key]))
+        if part.get("defmember"):
+            flags.append("defmember=%s" % part["defmember"])
+        if flags:
+            head += "," + ",".join(flags)
+        members = []
+        for member in part.get("members") or []:
+            guid = member["guid"]
+            if guid not in ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"):
+                guid = normalize_guid(guid)
+            members.append("%s=%s" % (guid, member.get("membership", "full")))
+        lines.append("%s : %s ;" % (head, ", ".join(members)) if members else "%s : ;" % head)
+    return lines
+
+
+def conf_value(value):
+    """Python/YAML value -> opensm.conf text (TRUE/FALSE booleans, (null) for unset)."""
+    if value is None:
+        return "(null)"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    return str(value)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            "opensm_normalize_guid": normalize_guid,
+            "opensm_ibstat_ports": ibstat_ports,
+            "opensm_usable_ib_ports": usable_ib_ports,
+            "opensm_select_port": select_port,
+            "opensm_sm_priority": sm_priority,
+            "opensm_ha_errors": ha_errors,
+            "opensm_partition_errors": partition_errors,
+            "opensm_with_default_partition": with_default_partition,
+            "opensm_partition_lines": partition_lines,
+            "opensm_conf_value": conf_value,
+        }
