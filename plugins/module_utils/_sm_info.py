@@ -36,7 +36,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import (
 STATE_NAMES = {0: "not_active", 1: "discovering", 2: "standby", 3: "master"}
 
 SMINFO_LINE = re.compile(
-    r"^sminfo: sm lid (?P<lid>\d+) sm guid 0x(?P<guid>[0-9a-fA-F]+), "
+    r"^(?:\S*/)?sminfo: sm lid (?P<lid>\d+) sm guid 0x(?P<guid>[0-9a-fA-F]+), "
     r"activity count (?P<act>\d+) priority (?P<prio>\d+) state (?P<state>\d+)(?: (?P<name>\S+))?\s*$"
 )
 # 'Key.....value' with a dot leader; 'RID' and 'SMInfo dump:' lines have none.
