@@ -1,9 +1,213 @@
-"""Placeholder: implemented in a later step."""
+"""ibstat, ibstatus, ibv_devinfo, ibdev2netdev, show_gids, cma_roce_mode."""
+import ipaddress
+
+from .. import profile as prof
+
+STATE_WORD = {"ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed"}
 
 
 def is_write(tool, args):
-    return False
+    return tool == "cma_roce_mode" and "-m" in args
 
 
 def run(tool, args, ctx):
-    return "", "%s: not simulated yet\n" % tool, 1
+    return {"ibstat": ibstat, "ibstatus": ibstatus, "ibv_devinfo": ibv_devinfo, "ibdev2netdev": ibdev2netdev,
+            "show_gids": show_gids, "cma_roce_mode": cma_roce_mode}[tool](args, ctx)
+
+
+def _hexguid(guid):
+    return "0x" + guid.replace(":", "")
+
+
+def _port_guid(port):
+    if port["link_layer"] == "InfiniBand":
+        return port["port_guid"]
+    raw = prof.mac_to_link_local(port["mac"]).exploded.split(":")[4:]
+    return ":".join(raw)
+
+
+def _lids(port):
+    if port["link_layer"] == "Ethernet":
+        return 0, 0
+    return port.get("lid", 0), port.get("sm_lid", 0)
+
+
+def ibstat(args, ctx):
+    p = ctx.profile
+    names = [a for a in args if not a.startswith("-")]
+    if "-l" in args:
+        return "".join(n["dev"] + "\n" for n in p.nics), "", 0
+    if "-p" in args:
+        return "".join(_hexguid(_port_guid(pt)) + "\n" for n in p.nics for pt in n["ports"]), "", 0
+    nics = p.nics
+    if names:
+        nics = [n for n in p.nics if n["dev"] == names[0]]
+        if not nics:
+            return "", "ibpanic: [%d] main: stat of IB device '%s' failed: No such file or directory\n" % (
+                1000, names[0]), 255
+    out = []
+    for nic in nics:
+        model = p.model(nic)
+        out.append("CA '%s'\n\tCA type: %s\n\tNumber of ports: %d\n\tFirmware version: %s\n"
+                   "\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n" % (
+                       nic["dev"], model["ca_type"], len(nic["ports"]), nic["fw"], int(model["hw_rev"], 16),
+                       _hexguid(nic["node_guid"]), _hexguid(nic["sys_image_guid"])))
+        for port in nic["ports"]:
+            state, _, phys, _ = p.port_state(port)
+            lid, smlid = _lids(port)
+            eth = port["link_layer"] == "Ethernet"
+            out.append("\tPort %d:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %d\n\t\tBase lid: %d\n"
+                       "\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: %s\n\t\tPort GUID: %s\n"
+                       "\t\tLink layer: %s\n" % (
+                           port["port"], STATE_WORD[state], phys, 10 if port.get("down") else port["rate"],
+                           lid, smlid, "0x00010000" if eth else "0xa751e848", _hexguid(_port_guid(port)),
+                           port["link_layer"]))
+    return "".join(out), "", 0
+
+
+def ibstatus(args, ctx):
+    p = ctx.profile
+    out = []
+    for nic in p.nics:
+        if args and nic["dev"] != args[0]:
+            continue
+        for port in nic["ports"]:
+            state, snum, phys, pnum = p.port_state(port)
+            lid, smlid = _lids(port)
+            if port.get("down") and port["link_layer"] == "InfiniBand":
+                lid = 0xFFFF
+            gid = p.gids(nic, port)[0][1].exploded
+            rate = "10 Gb/sec (4X SDR)" if port.get("down") else "%d Gb/sec (%s)" % (
+                port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
+            out.append("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
+                       "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
+                       "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum,
+                                                  phys, rate, port["link_layer"]))
+    if args and not out:
+        return "", "Fatal error:  device '%s': sys files not found (/sys/class/infiniband/%s/ports)\n" % (
+            args[0], args[0]), 255
+    return "".join(out), "", 0
+
+
+def ibv_devinfo(args, ctx):
+    p = ctx.profile
+    verbose = "-v" in args or "--verbose" in args
+    dev = None
+    for i, a in enumerate(args):
+        if a in ("-d", "--ib-dev") and i + 1 < len(args):
+            dev = args[i + 1]
+        elif a.startswith("--ib-dev="):
+            dev = a.split("=", 1)[1]
+    if "-l" in args or "--list" in args:
+        return "%d HCAs found:\n" % len(p.nics) + "".join("\t%s\n" % n["dev"] for n in p.nics), "", 0
+    nics = p.nics if dev is None else [n for n in p.nics if n["dev"] == dev]
+    if not nics:
+        return "", "IB device '%s' wasn't found\n" % dev, 255
+    out = []
+    for nic in nics:
+        model = p.model(nic)
+        out.append("hca_id:\t%s\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t%s\n\tnode_guid:\t\t\t%s\n"
+                   "\tsys_image_guid:\t\t\t%s\n\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t%d\n"
+                   "\thw_ver:\t\t\t\t%s\n\tboard_id:\t\t\t%s\n\tphys_port_cnt:\t\t\t%d\n" % (
+                       nic["dev"], nic["fw"], nic["node_guid"], nic["sys_image_guid"], model["vendor_part_id"],
+                       model["hw_rev"], nic["board_id"], len(nic["ports"])))
+        for port in nic["ports"]:
+            state, snum, phys, pnum = p.port_state(port)
+            lid, smlid = _lids(port)
+            mtu = min(port.get("mtu", 1500), 4096)
+            mtu_code = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+            active = max(m for m in mtu_code if m <= max(mtu, 256)) if port["link_layer"] == "Ethernet" else 4096
+            out.append("\t\tport:\t%d\n\t\t\tstate:\t\t\tPORT_%s (%d)\n\t\t\tmax_mtu:\t\t4096 (5)\n"
+                       "\t\t\tactive_mtu:\t\t%d (%d)\n\t\t\tsm_lid:\t\t\t%d\n\t\t\tport_lid:\t\t%d\n"
+                       "\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\t%s\n" % (
+                           port["port"], state, snum, active, mtu_code[active], smlid, lid, port["link_layer"]))
+            if verbose:
+                for idx, addr, gtype, _ in p.gids(nic, port):
+                    if port["link_layer"] == "Ethernet":
+                        text = str(addr) if gtype == "RoCE v2" else addr.exploded
+                        if gtype == "RoCE v2" and addr.ipv4_mapped:
+                            text = "::ffff:" + str(addr.ipv4_mapped)
+                        out.append("\t\t\tGID[%3d]:\t\t%s, %s\n" % (idx, text, "RoCE v2" if gtype == "RoCE v2"
+                                                                   else "RoCE v1"))
+                    else:
+                        out.append("\t\t\tGID[%3d]:\t\t%s\n" % (idx, addr.exploded))
+            out.append("\n")
+    return "".join(out), "", 0
+
+
+def ibdev2netdev(args, ctx):
+    p = ctx.profile
+    verbose = "-v" in args
+    out = []
+    for nic in p.nics:
+        model = p.model(nic)
+        for port in nic["ports"]:
+            link = "Down" if port.get("down") else "Up"
+            if verbose:
+                state = p.port_state(port)[0]
+                out.append("%s %s (%s - %-11s) %-15s fw %s port %d (%-6s) ==> %s (%s)\n" % (
+                    nic["bdf"], nic["dev"], model["mt"], model["part"], model["desc"], nic["fw"], port["port"],
+                    state, port["netdev"], link))
+            else:
+                out.append("%s port %d ==> %s (%s)\n" % (nic["dev"], port["port"], port["netdev"], link))
+    return "".join(out), "", 0
+
+
+def show_gids(args, ctx):
+    p = ctx.profile
+    out = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n",
+           "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"]
+    n = 0
+    for nic in p.nics:
+        if args and nic["dev"] != args[0]:
+            continue
+        for port in nic["ports"]:
+            gids = {str(idx): (addr, gtype, ndev) for idx, addr, gtype, ndev in p.gids(nic, port)}
+            for idx in sorted(gids):        # `ls` order: 0 1 10 11 2 ...
+                addr, gtype, ndev = gids[idx]
+                full = addr.exploded
+                ver = "v2" if gtype == "RoCE v2" else "v1"
+                if full.startswith("0000") and addr.ipv4_mapped:
+                    out.append("%s\t%d\t%s\t%s\t%s  \t%s\t%s\n" % (nic["dev"], port["port"], idx, full,
+                                                                  addr.ipv4_mapped, ver, ndev or ""))
+                else:
+                    out.append("%s\t%d\t%s\t%s\t\t\t%s\t%s\n" % (nic["dev"], port["port"], idx, full, ver,
+                                                                ndev or ""))
+                n += 1
+    out.append("n_gids_found=%d\n" % n)
+    return "".join(out), "", 0
+
+
+def cma_roce_mode(args, ctx):
+    dev, port, mode = "mlx5_0", "1", None
+    i = 0
+    while i < len(args):
+        if args[i] == "-d" and i + 1 < len(args):
+            dev = args[i + 1]
+            i += 1
+        elif args[i] == "-p" and i + 1 < len(args):
+            port = args[i + 1]
+            i += 1
+        elif args[i] == "-m" and i + 1 < len(args):
+            mode = args[i + 1]
+            i += 1
+        elif args[i] == "-h":
+            return ("Usage: cma_roce_mode [-h] [-d <dev> (default mlx5_0)] [-p <port> (default 1)] [-m <1|2>]\n"), "", 0
+        i += 1
+    nic = ctx.profile.nic(dev)
+    if nic is None or port not in [str(pt["port"]) for pt in nic["ports"]]:
+        return "", "Failed to find device %s port %s\n" % (dev, port), 1
+    modes = ctx.nic.setdefault("cma", {}).setdefault(dev, {})
+    if nic["ports"][0]["link_layer"] == "InfiniBand":
+        modes.setdefault(port, "IB/RoCE v1")
+    if mode is not None:
+        if mode not in ("1", "2"):
+            return "", "Invalid RoCE mode %s\n" % mode, 1
+        if ctx.fail_now:
+            return "", "cma_roce_mode: write error: Device or resource busy\n", 1
+        modes[port] = "IB/RoCE v1" if mode == "1" else "RoCE v2"
+        ctx.dirty = True
+    return modes.get(port, "RoCE v2") + "\n", "", 0
+
+
+_ = ipaddress
