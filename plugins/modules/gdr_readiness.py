@@ -26,7 +26,7 @@ description:
   - Peer memory is V(nvidia_peermem) or V(nv_peer_mem) when that module is loaded, else
     V(dma_buf) when the NVIDIA open kernel module runs on Linux 5.12 or later, else null.
   - Also returns the bridges whose ACS redirect the C(rdma.fabric.gpudirect) role clears
-    (RV(ansible_facts.gdr.acs.targets)), one list for the runtime write, the boot-time unit and
+    (C(ansible_facts.gdr.acs.targets)), one list for the runtime write, the boot-time unit and
     C(pci=disable_acs_redir=).
   - A missing tool is not a failure - without C(nvidia-smi) there is no GPU to check; without
     C(lspci) the ACS state is unknown and every verdict says so.
