@@ -11,7 +11,7 @@ from molecule_hosts import hosts_of
 testinfra_hosts = hosts_of("opensm")
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
-IBSIM_SERVER = "10.89.231.10"
+IBSIM_SERVER = "opensm-fabric"
 EXPECTED = {
     "opensm-sm1": {"node": "Hca1", "guid": "0x0000000000100001", "priority": 14,
                    "state": "SMINFO_MASTER"},
