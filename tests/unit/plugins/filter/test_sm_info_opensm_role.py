@@ -1,24 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the rdma.fabric.opensm role (roles/opensm/filter_plugins/opensm.py): ibstat ports
+"""Filters of the rdma.fabric.opensm role (plugins/filter/opensm.py, rdma.fabric.opensm_*): ibstat ports
 (samples ibstat.txt), port choice, SM priorities, HA layout and partition validation."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
-import os
-
 import pytest
 
+from ansible_collections.rdma.fabric.plugins.filter import opensm as F
 from ansible_collections.rdma.fabric.tests.unit import samples
-
-_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "opensm", "filter_plugins", "opensm.py")
-_SPEC = importlib.util.spec_from_file_location("opensm_role_filters", _PATH)
-F = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(F)
 
 IBSTAT = samples.load("ibstat.txt")
 

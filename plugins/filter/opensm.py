@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters private to the rdma.fabric.opensm role: ibstat ports, SM priorities, HA and
-partition validation. Pure functions; the role's preflight asserts on what they return.
+"""Filters of the rdma.fabric.opensm role (rdma.fabric.opensm_*): ibstat ports, SM priorities,
+HA and partition validation; documentation in the opensm_NAME.yml files. Pure functions; the
+role's preflight asserts on what they return. Collection filters, not role filter_plugins:
+Ansible loads a role's embedded plugins only for legacy (non-collection) roles.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -12,7 +14,9 @@ __metaclass__ = type
 import re
 
 GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
-PKEY_MIN, PKEY_MAX, DEFAULT_PKEY = 0x0001, 0x7FFF, 0x7FFF
+PKEY_MIN = 0x0001
+PKEY_MAX = 0x7FFF
+DEFAULT_PKEY = 0x7FFF
 PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 # partitions.conf flags (OpenSM osm_prtn_config.c): ipoib, rate, mtu, sl, scope, qkey, tclass,
 # defmember (full|limited|both), indx0.
