@@ -1,4 +1,9 @@
-"""Live state of the foundation scenario's nodes, read through the tools themselves."""
+"""The foundation scenario: nodes boot with systemd and fabricsim, and site.yml converges.
+
+Live state is read through the simulated tools, the way an operator would on a real node.
+"""
+import json
+import re
 
 from molecule_hosts import hosts_of
 
@@ -9,3 +14,43 @@ def test_systemd_is_pid1_and_running(host):
     assert host.file("/proc/1/comm").content_string.strip() == "systemd"
     state = host.run("systemctl is-system-running").stdout.strip()
     assert state in ("running", "degraded"), state
+
+
+def test_tools_answer_like_a_real_node(host):
+    profile = json.loads(host.file("/var/lib/fabricsim/profile.json").content_string)
+    ibstat = host.check_output("ibstat")
+    cas = re.findall(r"^CA '(mlx5_\d+)'$", ibstat, re.M)
+    assert cas and cas[0] == "mlx5_0", ibstat[:300]
+    assert len(cas) == len(profile["nics"]), (cas, len(profile["nics"]))
+    qos = host.check_output("mlnx_qos -i %s" % host.check_output(
+        "ls /run/fabricsim/sys/class/infiniband/mlx5_0/device/net").split()[0])
+    assert re.search(r"^Priority trust state: (pcp|dscp)$", qos, re.M), qos
+    assert re.search(r"^\tpriority    0   1   2   3   4   5   6   7$", qos, re.M), qos
+    if profile["gpus"]:
+        topo = host.check_output("nvidia-smi topo -m")
+        assert topo.startswith("\tGPU0\tGPU1"), topo[:200]
+        assert "NIC Legend:" in topo
+        assert len(re.findall(r"^GPU\d+\t", topo, re.M)) == len(profile["gpus"])
+    else:
+        assert host.run("nvidia-smi topo -m").rc != 0
+
+
+def test_nccl_conf_follows_the_topology(host):
+    name = host.backend.get_hostname()
+    if "small" in name:
+        assert not host.file("/etc/nccl.conf").exists
+        return
+    conf = dict(line.split("=", 1) for line in host.file("/etc/nccl.conf").content_string.splitlines()
+                if line and not line.startswith("#"))
+    hcas = conf["NCCL_IB_HCA"]
+    assert hcas.startswith("=mlx5_0"), hcas          # GPU0's nearest NIC first, exact match
+    assert "mlx5_8" not in hcas and "mlx5_9" not in hcas   # storage ports left out
+    assert len(hcas.lstrip("=").split(",")) == 8
+    if "hgx" in name:
+        assert conf["NCCL_IB_TC"] == "106"
+        index = conf["NCCL_IB_GID_INDEX"]
+        gids = host.check_output("show_gids mlx5_0")
+        row = [l for l in gids.splitlines() if re.match(r"^mlx5_0\s+1\s+%s\s" % index, l)]
+        assert row and "v2" in row[0] and re.search(r"\d+\.\d+\.\d+\.\d+", row[0]), (index, gids)
+    else:
+        assert "NCCL_IB_GID_INDEX" not in conf

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the roce_qos converge on the lab's RoCE nodes, host by host.
+# For each node: back to firmware defaults, first converge, then a converged re-run; prints
+# wall time, tool calls (fabricsim's call log: every mlnx_qos/lldptool/... run) and writes.
+# Needs the lab running (`make lab`); run with `make bench`.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export CONTAINERS_CONF="$top/lab/containers.conf"
+export PATH="$top/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
+export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+INVENTORY="$top/inventories/lab"
+
+hosts=$(ansible-inventory -i "$INVENTORY" --list \
+  | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["roce_nodes"]["hosts"]))')
+for host in $hosts; do
+  podman container exists "$host" || { echo "bench: $host is not running: run 'make lab' first" >&2; exit 1; }
+done
+
+printf '%-14s %-15s %-10s %8s %11s %7s\n' host profile run wall_s tool_calls writes
+for host in $hosts; do
+  profile=$(podman exec "$host" python3 -c 'import json; print(json.load(open("/var/lib/fabricsim/profile.json"))["name"])')
+  podman exec "$host" fabricsim reset >/dev/null
+  podman exec "$host" fabricsim log --clear >/dev/null
+  for run in first rerun; do
+    start=$(date +%s%N)
+    ansible-playbook -i "$INVENTORY" playbooks/roce_qos.yml --limit "$host" >/dev/null
+    end=$(date +%s%N)
+    calls=$(podman exec "$host" fabricsim log --json | grep -vc '"tool": "sysfs"' || true)
+    writes=$(podman exec "$host" fabricsim log --writes --json --clear | grep -c . || true)
+    printf '%-14s %-15s %-10s %8.1f %11s %7s\n' "$host" "$profile" "$run" "$(python3 -c "print(($end - $start) / 1e9)")" "$calls" "$writes"
+  done
+done
