@@ -77,7 +77,7 @@ def iommu_state(cmdline):
     words = (cmdline or "").split()
     passthrough = None
     for word in words:      # the kernel keeps the last occurrence
-        name, _, value = word.partition("=")
+        name, dummy, value = word.partition("=")
         if name == "iommu" and value in ("pt", "nopt", "off"):
             passthrough = value == "pt"
         elif name == "iommu.passthrough" and value in ("1", "0", "y", "n", "on", "off"):
@@ -246,7 +246,7 @@ def _modinfo(module, name):
     modinfo = module.get_bin_path("modinfo", required=False)
     if not modinfo:
         return False
-    rc, _, _ = run_tool(module, [modinfo, "-F", "filename", name], check_rc=False)
+    rc, dummy, dummy = run_tool(module, [modinfo, "-F", "filename", name], check_rc=False)
     return rc == 0
 
 

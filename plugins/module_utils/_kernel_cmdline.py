@@ -356,7 +356,7 @@ def plan_edits(words, wants):
         name, value, state = want["name"], want["value"], want["state"]
         matches = [(i, w) for i, w in live() if word_name(w) == name]
         if name == "pci" and value is not None:
-            current = [w for _, w in matches]
+            current = [w for dummy, w in matches]
             if state == "present":
                 if satisfied(current, want):
                     continue
@@ -374,7 +374,7 @@ def plan_edits(words, wants):
                         merged.append(option)
                 new_word = make_word("pci", ",".join(merged))
                 if matches:
-                    for pos, _ in matches[:-1]:
+                    for pos, dummy in matches[:-1]:
                         set_word(pos, None)
                     set_word(matches[-1][0], new_word)
                 else:
@@ -389,10 +389,10 @@ def plan_edits(words, wants):
             continue
         wanted_word = make_word(name, value)
         if state == "present":
-            if [w for _, w in matches] == [wanted_word]:
+            if [w for dummy, w in matches] == [wanted_word]:
                 continue
             if matches:
-                for pos, _ in matches[:-1]:
+                for pos, dummy in matches[:-1]:
                     set_word(pos, None)
                 set_word(matches[-1][0], wanted_word)
             else:
@@ -715,7 +715,7 @@ def edit_grub_files(files, wants):
 
     chain = effective_chain(assignments)
     tokens = [(a, w) for a in chain for w in a.words if not w.opaque]
-    before = [w.text for _, w in tokens]
+    before = [w.text for dummy, w in tokens]
     slots, appended = plan_edits(before, wants)
     after = [w for w in slots if w is not None] + appended
     per_assignment = {}
@@ -824,7 +824,7 @@ def grubby_commands(grubby, entries, wants):
             cmd.append("--args=%s" % " ".join(grubby_word(w) for w in add))
         return cmd
 
-    if len(needed) == len(changes) and all(change == needed[0][1] for _, change in needed):
+    if len(needed) == len(changes) and all(change == needed[0][1] for dummy, change in needed):
         return [argv("ALL", needed[0][1])]
     return [argv(entry["kernel"], change) for entry, change in needed]
 

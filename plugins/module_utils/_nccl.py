@@ -72,13 +72,13 @@ def ib_hca(rails, ports="auto", exclude=None):
             if port < 1:
                 raise NcclError("rails[%d] (%s): port must be 1 or more, got %r" % (position, device, port))
         key = (device, port)
-        if key not in [(d, p) for d, p, _ in chosen]:
+        if key not in [(d, p) for d, p, dummy in chosen]:
             chosen.append((device, port, rail.get("port_count")))
     if not chosen:
         raise NcclError("no compute rail left for NCCL_IB_HCA (rails: %r, excluded: %r)"
                         % ([r.get("device") for r in _rail_items(rails)], sorted(excluded)))
     ports_of = {}
-    for device, port, _ in chosen:
+    for device, port, dummy in chosen:
         ports_of.setdefault(device, set()).add(port)
     items = []
     for device, port, port_count in chosen:
@@ -153,7 +153,7 @@ def gid_index(rails, addresses=None):
         resolved.append((device, index))
     if not resolved:
         return None
-    indexes = sorted(set(index for _, index in resolved))
+    indexes = sorted(set(index for dummy, index in resolved))
     if len(indexes) > 1:
         raise NcclError("the RoCE rails need different GID indexes (%s) but NCCL_IB_GID_INDEX is one value "
                         "for all HCAs: give every rail's IPv4 address the same GID slot, or leave "

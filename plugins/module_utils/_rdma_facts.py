@@ -598,4 +598,3 @@ def gather(module, gather_subset, captured=None):
         facts = derive(raw, subsets)
         facts["source"] = "host"
     return facts
-

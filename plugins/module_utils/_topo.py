@@ -28,7 +28,7 @@ _RELATION = re.compile(r"^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N/A)$")
 # Trailing columns whose headers contain spaces; renamed so a whitespace split keeps them whole.
 _TRAILING_HEADERS = (("GPU NUMA ID", "gpu_numa_id"), ("CPU Affinity", "cpu_affinity"),
                      ("NUMA Affinity", "numa_affinity"))
-_TRAILING_KEYS = [key for _, key in _TRAILING_HEADERS]
+_TRAILING_KEYS = [key for dummy, key in _TRAILING_HEADERS]
 
 
 class TopoParseError(ValueError):
@@ -193,7 +193,7 @@ def nearest_nics(topo, gpu_name):
               if row.get(nic["device"]) is not None]
     if not ranked:
         return None, []
-    best = min(rank for rank, _ in ranked)
+    best = min(rank for rank, dummy in ranked)
     if best == _UNKNOWN_RANK:
         return None, []
     devices = [device for rank, device in ranked if rank == best]

@@ -260,7 +260,7 @@ def _grub(module, state, wants, params, result):
     if not new_texts:
         return
     old_texts = dict(files)
-    order = [path for path, _ in files if path in new_texts]
+    order = [path for path, dummy in files if path in new_texts]
     result["changed"] = True
     result["changed_files"] = order
     for note in notes:

@@ -119,7 +119,7 @@ options:
         description:
           - APP TLV entries. Selector 1 ethertype, 2 TCP/SCTP port, 3 UDP/DCCP port,
             4 any port, 5 DSCP.
-          - "RoCE v2 is C({priority: 3, selector: 3, protocol: 4791})." 
+          - "RoCE v2 is C({priority: 3, selector: 3, protocol: 4791})."
         type: list
         elements: dict
         suboptions:
