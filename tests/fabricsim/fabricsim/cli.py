@@ -90,7 +90,7 @@ def cmd_fault(args):
             if not prof.nic(dev) and dev not in prof.netdevs():
                 return _fail("no device or netdev %s" % dev)
             for item in rest[1:]:
-                name, _, value = item.partition("=")
+                name, dummy, value = item.partition("=")
                 faults.setdefault("counters", {}).setdefault(dev, {})[name] = int(value)
         elif kind == "tool-missing":
             if len(rest) != 1:

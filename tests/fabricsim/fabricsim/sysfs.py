@@ -92,7 +92,7 @@ def writable_attributes(root, profile):
                 for proto, params in (("roce_np", ECN_NP_PARAMS), ("roce_rp", ECN_RP_PARAMS)):
                     for prio in range(8):
                         out.append(os.path.join(base, proto, "enable", str(prio)))
-                    for name, _ in params:
+                    for name, dummy in params:
                         out.append(os.path.join(base, proto, name))
             out.append(os.path.join(root, "class/infiniband", nic["dev"], "tc", str(port["port"]),
                                     "traffic_class"))

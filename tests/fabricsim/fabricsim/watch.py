@@ -7,7 +7,6 @@ a plain-file sysfs cannot return the errno to the writer (see README, limits).
 """
 import ctypes
 import ctypes.util
-import errno
 import os
 import socket
 import struct
@@ -213,5 +212,3 @@ def run_forever():
         handle.write("%d\n" % os.getpid())
     Watcher().serve()
 
-
-_ = errno

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Regenerate fabricsim/profiles/*.json (the JSON files are the source of truth once written;
 this script only saves typing for the 8-rail boxes).  Run: python3 tools/gen_profiles.py"""
 import copy

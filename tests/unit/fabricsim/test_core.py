@@ -134,7 +134,7 @@ def test_watcher_burst_counts_every_write(sim, watcher):
     """Back-to-back writes handled late: the count is exact (OPEN events keep inotify from
     merging them); the values logged are what the file held when the event was read."""
     path = "class/net/%s/ecn/roce_np/enable/3" % IF
-    for _ in range(5):
+    for dummy in range(5):
         sim.write_sysfs(path, "1")
     recs = watcher.process(timeout=2) + watcher.process(timeout=0.3)
     assert len(recs) == 5 and all(r["value"] == "1" for r in recs)
@@ -189,5 +189,6 @@ def test_entry_script_dispatches_on_argv0(sim, tmp_path):
     env = dict(os.environ)
     subprocess.check_call([sys.executable, os.path.join(SIM_ROOT, "bin", "fabricsim"), "init", "--profile",
                            "small-roce"], env=env, stdout=subprocess.DEVNULL)
-    proc = subprocess.run([str(link), "-i", "ens1f1np1"], env=env, stdout=subprocess.PIPE, universal_newlines=True)
+    proc = subprocess.run([str(link), "-i", "ens1f1np1"], env=env, stdout=subprocess.PIPE, universal_newlines=True,
+                          check=False)
     assert proc.returncode == 0 and "Priority trust state: pcp" in proc.stdout

@@ -71,7 +71,8 @@ def test_real_commit_2023_whitespace_normalised(sim):
     set_variant(sim, "2023")
     set_q(sim, dcbx="os", buffer_size=[0, 187200, 0, 0, 0, 0, 0, 0], tot_size=2044224)
     out = sim.out("mlnx_qos", "-i", "enp24s0np0")
-    norm = lambda text: [" ".join(l.split()) for l in text.splitlines()]
+    def norm(text):
+        return [" ".join(line.split()) for line in text.splitlines()]
     assert norm(out) == norm(raw_output("MQ-REAL-COMMIT-B8C08C5"))
     assert "default priority:" in out and "\tenabled     0   0   0   0   0   0   0   0   \n" in out
 
@@ -85,7 +86,9 @@ def test_doc_community_values_whitespace_normalised(sim):
     set_q(sim, dcbx="os", apps=desc, delay=10, pfc_en=0b11000101,
           tsa=["ets"] * 6 + ["strict", "ets"], tcbw=[10] * 6 + [0, 40])
     out = sim.out("mlnx_qos", "-i", IF)
-    norm = lambda text: [" ".join(l.split()) for l in text.splitlines() if l.strip() and not l.strip().startswith("#")]
+    def norm(text):
+        return [" ".join(line.split()) for line in text.splitlines()
+                if line.strip() and not line.strip().startswith("#")]
     assert norm(out) == norm(raw_output("MQ-DOC-COMMUNITY-2792"))
 
 
@@ -129,7 +132,8 @@ def test_head_tracebacks_on_stderr(sim, sample_id, args):
     """Same traceback shape as the real HEAD crash (file paths differ: /usr/sbin vs /opt/mlnx-tools)."""
     sim.init("hgx-h100-roce")
     out, err, rc = sim.run("mlnx_qos", *args)
-    strip = lambda t: [re.sub(r'File "[^"]*/', 'File "', l) for l in t.splitlines()]
+    def strip(text):
+        return [re.sub(r'File "[^"]*/', 'File "', line) for line in text.splitlines()]
     assert (out, rc) == ("", 1)
     assert strip(err) == strip(raw_output(sample_id))
 
@@ -139,7 +143,7 @@ def test_get_pfc(sim):
     assert sim.out("mlnx_qos", "-i", IF, "-P", "3") == "0\n"
     sim.out("mlnx_qos", "-i", IF, "--pfc", "0,0,0,1,0,0,0,0")
     assert sim.out("mlnx_qos", "-i", IF, "-P", "3") == raw_output("MQ-RECON-GETPFC")
-    out, _, rc = sim.run("mlnx_qos", "-i", IF, "-P", "9")
+    out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "-P", "9")
     assert (out, rc) == ("pfc index must be in range of 0-7\n", 1)
 
 
@@ -205,7 +209,7 @@ def test_dscp2prio_flush_flips_trust(sim):
 
 def test_dscp2prio_del_wrong_prio_fails_midway(sim):
     sim.init("hgx-h100-roce")
-    out, _, rc = sim.run("mlnx_qos", "-i", IF, "--dscp2prio", "set,26,3", "--dscp2prio", "del,26,4")
+    out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--dscp2prio", "set,26,3", "--dscp2prio", "del,26,4")
     assert (out, rc) == ("dscp2prio command failed\n", 1)
     assert "\tprio:3 dscp:26,\n" in sim.out("mlnx_qos", "-i", IF)    # first op stayed applied
 
@@ -234,10 +238,10 @@ def test_set_ets_options(sim):
 
 def test_ets_bw_sum_refused_by_kernel(sim):
     sim.init("hgx-h100-roce")
-    out, _, rc = sim.run("mlnx_qos", "-i", IF, "--tsa", "ets,ets,ets,ets,ets,ets,ets,ets",
+    out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--tsa", "ets,ets,ets,ets,ets,ets,ets,ets",
                          "--tcbw", "10,10,10,10,10,10,10,10")
     assert (out, rc) == ("Netlink error: Invalid argument (22)\n", 1)
-    out, _, rc = sim.run("mlnx_qos", "-i", IF, "--tcbw", "50,0,0,50,0,0,0,0")
+    out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--tcbw", "50,0,0,50,0,0,0,0")
     assert out.startswith("ETS BW for a strict/vendor TC must be 0\nUsage: mlnx_qos") and rc == 1
 
 
@@ -272,13 +276,13 @@ def report_after_if(sim, netdev, *args):
 
 def test_old_variant_dscp2prio_errors_are_messages(sim):
     sim.init("small-roce")
-    out, _, rc = sim.run("mlnx_qos", "-i", "ens1f0np0", "--dscp2prio", "set,70,1")
+    out, dummy, rc = sim.run("mlnx_qos", "-i", "ens1f0np0", "--dscp2prio", "set,70,1")
     assert out.endswith("Invalid dscp2prio command. Refer to the help.\n") and rc == 1
 
 
 def test_ib_netdev_has_no_dcb(sim):
     sim.init("dgx-h100-ib")
-    out, _, rc = sim.run("mlnx_qos", "-i", "ibp24s0")
+    out, dummy, rc = sim.run("mlnx_qos", "-i", "ibp24s0")
     assert (out, rc) == (raw_output("MQ-LOCAL-NODCB"), 1)
 
 

@@ -165,7 +165,7 @@ def test_fault_fail_after_mlnx_qos_partial(sim):
     assert sim.cli("fault", "fail-after", "mlnx_qos", "2") == 0
     sim.out("mlnx_qos", "-i", IF, "--pfc", "0,0,0,1,0,0,0,0")            # write 1: fine
     sim.out("mlnx_qos", "-i", IF)                                         # reads do not count
-    out, _, rc = sim.run("mlnx_qos", "-i", IF, "--trust", "dscp")        # write 2: fails midway
+    out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--trust", "dscp")        # write 2: fails midway
     assert (out, rc) == ("Priority trust state is not supported on your system\n", 1)
     dscp = [a for a in sim.qos(IF)["apps"] if a[0] == 5]
     assert 0 < len(dscp) < 64                                             # part applied
@@ -183,7 +183,7 @@ def test_fault_fail_after_lldptool_and_setpci(sim):
     sim.init("hgx-h100-roce")
     sim.cli("lldpad", "start")
     sim.cli("fault", "fail-after", "lldptool", "1")
-    out, _, rc = sim.run("lldptool", "-T", "-i", "enp24s0np0", "-V", "PFC", "enabled=3")
+    out, dummy, rc = sim.run("lldptool", "-T", "-i", "enp24s0np0", "-V", "PFC", "enabled=3")
     assert rc == 1
     assert sim.run("lldptool", "-t", "-i", "enp24s0np0", "-V", "PFC", "-c", "enabled")[0] == "enabled=8\n"  # stored
     assert "\tenabled     0   0   0   0   0   0   0   0   \n" in sim.out("mlnx_qos", "-i", "enp24s0np0")      # not pushed

@@ -1,5 +1,4 @@
 """ibstat, ibstatus, ibv_devinfo, ibdev2netdev, show_gids, cma_roce_mode."""
-import ipaddress
 
 from .. import profile as prof
 
@@ -53,7 +52,7 @@ def ibstat(args, ctx):
                        nic["dev"], model["ca_type"], len(nic["ports"]), nic["fw"], int(model["hw_rev"], 16),
                        _hexguid(nic["node_guid"]), _hexguid(nic["sys_image_guid"])))
         for port in nic["ports"]:
-            state, _, phys, _ = p.port_state(port)
+            state, dummy, phys, dummy = p.port_state(port)
             lid, smlid = _lids(port)
             eth = port["link_layer"] == "Ethernet"
             out.append("\tPort %d:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %d\n\t\tBase lid: %d\n"
@@ -81,8 +80,9 @@ def ibstatus(args, ctx):
                 port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
             out.append("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
                        "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
-                       "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum,
-                                                  phys, rate, port["link_layer"]))
+                       "\tlink_layer:\t %s\n\n" % (
+                           nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum,
+                           phys, rate, port["link_layer"]))
     if args and not out:
         return "", "Fatal error:  device '%s': sys files not found (/sys/class/infiniband/%s/ports)\n" % (
             args[0], args[0]), 255
@@ -122,13 +122,13 @@ def ibv_devinfo(args, ctx):
                        "\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\t%s\n" % (
                            port["port"], state, snum, active, mtu_code[active], smlid, lid, port["link_layer"]))
             if verbose:
-                for idx, addr, gtype, _ in p.gids(nic, port):
+                for idx, addr, gtype, dummy in p.gids(nic, port):
                     if port["link_layer"] == "Ethernet":
                         text = str(addr) if gtype == "RoCE v2" else addr.exploded
                         if gtype == "RoCE v2" and addr.ipv4_mapped:
                             text = "::ffff:" + str(addr.ipv4_mapped)
-                        out.append("\t\t\tGID[%3d]:\t\t%s, %s\n" % (idx, text, "RoCE v2" if gtype == "RoCE v2"
-                                                                   else "RoCE v1"))
+                        kind = "RoCE v2" if gtype == "RoCE v2" else "RoCE v1"
+                        out.append("\t\t\tGID[%3d]:\t\t%s, %s\n" % (idx, text, kind))
                     else:
                         out.append("\t\t\tGID[%3d]:\t\t%s\n" % (idx, addr.exploded))
             out.append("\n")
@@ -168,11 +168,11 @@ def show_gids(args, ctx):
                 full = addr.exploded
                 ver = "v2" if gtype == "RoCE v2" else "v1"
                 if full.startswith("0000") and addr.ipv4_mapped:
-                    out.append("%s\t%d\t%s\t%s\t%s  \t%s\t%s\n" % (nic["dev"], port["port"], idx, full,
-                                                                  addr.ipv4_mapped, ver, ndev or ""))
+                    out.append("%s\t%d\t%s\t%s\t%s  \t%s\t%s\n" % (
+                        nic["dev"], port["port"], idx, full, addr.ipv4_mapped, ver, ndev or ""))
                 else:
-                    out.append("%s\t%d\t%s\t%s\t\t\t%s\t%s\n" % (nic["dev"], port["port"], idx, full, ver,
-                                                                ndev or ""))
+                    out.append("%s\t%d\t%s\t%s\t\t\t%s\t%s\n" % (
+                        nic["dev"], port["port"], idx, full, ver, ndev or ""))
                 n += 1
     out.append("n_gids_found=%d\n" % n)
     return "".join(out), "", 0
@@ -209,5 +209,3 @@ def cma_roce_mode(args, ctx):
         ctx.dirty = True
     return modes.get(port, "RoCE v2") + "\n", "", 0
 
-
-_ = ipaddress

@@ -119,7 +119,7 @@ def lldp_params(o, cfg, pcfg):
             out.append("adminStatus=%s\n" % agent.get("adminStatus", "disabled"))
         return "".join(out), "", 0
     for arg in o["args"]:
-        key, _, value = arg.partition("=")
+        key, dummy, value = arg.partition("=")
         if key != "adminStatus" or value not in ("rx", "tx", "rxtx", "disabled"):
             return "Invalid command \n", "", 1
         agent["adminStatus"] = value
@@ -162,7 +162,7 @@ def set_tlv(o, ctx, cfg, pcfg, q, port):
     out = []
     push = {}
     for arg in o["args"]:
-        key, _, value = arg.partition("=")
+        key, dummy, value = arg.partition("=")
         if key == "enableTx":
             if value not in ("yes", "no"):
                 return "Invalid command %s\n" % JUNK[tlv], "", 1

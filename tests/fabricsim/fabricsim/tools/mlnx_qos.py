@@ -192,7 +192,7 @@ def parse_quiet(args, variant):
 
 def is_write(tool, args):
     try:
-        opts, _, _, _, rc, _ = parse_quiet(args, VARIANTS["2023"])
+        opts, dummy, dummy, dummy, rc, dummy = parse_quiet(args, VARIANTS["2023"])
     except Exception:
         return False
     if rc is not None or opts is None:

@@ -49,7 +49,7 @@ def topo(ctx):
     lines = [head]
     cpus = p.data.get("numa_cpus", {})
     for label, bdf, is_gpu in devs:
-        cells = [relation(p, bdf, other, is_gpu, ogpu) for _, other, ogpu in devs]
+        cells = [relation(p, bdf, other, is_gpu, ogpu) for dummy, other, ogpu in devs]
         row = label + "\t" + "\t".join(cells)
         if is_gpu:
             numa = p.numa_of(bdf)

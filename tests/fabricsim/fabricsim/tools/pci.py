@@ -98,7 +98,7 @@ def setpci(args, ctx):
     for bdf in devs:
         dev = p.pci[bdf]
         for op in ops:
-            reg, _, value = op.partition("=")
+            reg, dummy, value = op.partition("=")
             if reg.upper() != "ECAP_ACS+0X6.W" and reg.upper() != "ECAP0D+6.W":
                 return "", "setpci: fabricsim simulates only ECAP_ACS+0x6.w, not %s\n" % reg, 1
             if not dev.get("acs_cap"):

@@ -235,8 +235,8 @@ def test_real_topology_sample_through_rdma_derive():
                 "errors": []}
     facts = rf.derive(rdma_raw, {"devices", "gpus"})
     result = gdr.derive(raw(facts, lspci=None))
-    assert [(g["gpu"], g["nic"], g["relation"]) for g in result["gpus"]] == [("GPU0", "mlx5_0", "NODE"),
-                                                                           ("GPU1", "mlx5_1", "NODE")]
+    assert [(g["gpu"], g["nic"], g["relation"]) for g in result["gpus"]] == [
+        ("GPU0", "mlx5_0", "NODE"), ("GPU1", "mlx5_1", "NODE")]
     assert result["gpus"][0]["reasons"][0].startswith("GPU and NIC are NODE apart")
 
 

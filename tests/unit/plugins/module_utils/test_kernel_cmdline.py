@@ -24,7 +24,7 @@ def fixture(*parts):
 
 
 def wants(*items):
-    result, _ = kc.validate_arguments([dict(zip(("name", "value", "state"), item)) for item in items])
+    result, dummy = kc.validate_arguments([dict(zip(("name", "value", "state"), item)) for item in items])
     return result
 
 
@@ -110,7 +110,7 @@ def test_bad_names_and_duplicates_refused():
 
 
 def test_unknown_pci_suboption_is_a_warning():
-    _, warnings = kc.validate_arguments([{"name": "pci", "value": "realloc,brandnew"}])
+    dummy, warnings = kc.validate_arguments([{"name": "pci", "value": "realloc,brandnew"}])
     assert warnings == ["argument pci sub-option 'brandnew': not a pci= sub-option this module knows; "
                         "the kernel ignores unknown ones with 'PCI: Unknown option'"]
 
@@ -144,7 +144,7 @@ def test_plan_pci_already_satisfied_across_two_words_is_untouched():
 
 def test_plan_pci_absent_suboption():
     words = ["pci=realloc,noats,disable_acs_redir=17:00.0", "pci=noats"]
-    slots, _ = kc.plan_edits(words, wants(("pci", "noats,disable_acs_redir", "absent")))
+    slots, dummy = kc.plan_edits(words, wants(("pci", "noats,disable_acs_redir", "absent")))
     assert slots == ["pci=realloc", None]
 
 
@@ -194,14 +194,14 @@ def test_idempotent_second_run_no_change():
     text = fixture("ubuntu2204", "grub")
     items = (("iommu", "pt", "present"), ("pci", "realloc," + DEV_LIST, "present"), ("quiet", None, "present"))
     first = edit([("g", text)], *items)[0]["g"]
-    changed, before, after, _ = edit([("g", first)], *items)
+    changed, before, after, dummy = edit([("g", first)], *items)
     assert changed == {}
     assert before == after == ["iommu=pt", "pci=realloc," + DEV_LIST, "quiet"]
 
 
 def test_hand_edited_file_keeps_quoting_comment_and_spacing():
     text = fixture("dgx_quoted_grub")
-    changed, before, after, _ = edit([("g", text)], ("iommu", "pt", "present"), ("pci", DEV_LIST, "present"),
+    changed, before, after, dummy = edit([("g", text)], ("iommu", "pt", "present"), ("pci", DEV_LIST, "present"),
                                      ("intel_iommu", None, "absent"))
     assert before == ["console=tty0", "console=ttyS0,115200n8", "ds=nocloud;s=http://10.0.0.1/seed/",
                       "pci=realloc=off,hpmemsize=64M", "intel_iommu=on", "iommu=nopt", "iommu=pt",
@@ -254,7 +254,7 @@ def test_grub_d_without_cmdline_edits_main_file():
     files = [("grub", fixture("ubuntu-cloud", "grub")),
              ("grub.d/40-force-partuuid.cfg", fixture("ubuntu-cloud", "grub.d", "40-force-partuuid.cfg")),
              ("grub.d/50-cloudimg-settings.cfg", fixture("ubuntu-cloud", "grub.d", "50-cloudimg-settings.cfg"))]
-    changed, _, after, notes = edit(files, ("iommu", "pt", "present"))
+    changed, dummy, after, notes = edit(files, ("iommu", "pt", "present"))
     assert list(changed) == ["grub"]
     assert after == ["iommu=pt"]
     assert notes == []
@@ -275,7 +275,7 @@ def test_grub_d_replacing_assignment_is_the_one_edited():
 def test_grub_d_appending_chain_removes_where_found_and_adds_last():
     files = [("grub", fixture("override", "grub")),
              ("grub.d/60-append.cfg", fixture("override", "grub.d", "60-append.cfg"))]
-    changed, before, after, _ = edit(files, ("intel_iommu", None, "absent"), ("iommu", "pt", "present"))
+    changed, before, after, dummy = edit(files, ("intel_iommu", None, "absent"), ("iommu", "pt", "present"))
     assert before == ["console=tty0", "intel_iommu=on", "net.ifnames=0"]
     assert grub_line(changed["grub"]) == ['GRUB_CMDLINE_LINUX="console=tty0"']
     assert grub_line(changed["grub.d/60-append.cfg"]) == ['GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX net.ifnames=0 iommu=pt"']

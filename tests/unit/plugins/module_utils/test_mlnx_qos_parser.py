@@ -122,8 +122,8 @@ Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,total_size=262016
 Cable len: 7
 PFC configuration:
 \tpriority    0   1   2   3   4   5   6   7
-\tenabled     0   0   0   1   0   0   0   0   
-\tbuffer      0   0   0   1   0   0   0   0   
+\tenabled     0   0   0   1   0   0   0   0  \x20
+\tbuffer      0   0   0   1   0   0   0   0  \x20
 tc: 1 ratelimit: unlimited, tsa: vendor
 \t priority:  0
 tc: 0 ratelimit: unlimited, tsa: ets, bw: 50%
@@ -156,7 +156,7 @@ def test_layout_rules_wrapped_dscp_unsorted_tcs_total_size_default_priority():
 
 
 def test_bare_headers_fewer_than_eight_tcs_leave_tc_identity_unknown():
-    text = tool_output("MQ-MOCK-D-NORATE-VENDOR").split("vendor\n\t priority:  2")[0]
+    text = tool_output("MQ-MOCK-D-NORATE-VENDOR").split("vendor\n\t priority:  2", maxsplit=1)[0]
     st = Q.parse_report(text)
     assert st["prio_tc"] is None and st["tsa"] is None
 

@@ -62,10 +62,10 @@ class Fail(Exception):
 
 
 def run(monkeypatch, args, check_mode=False, diff=False, writes=None):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (_ for _ in ()).throw(Exit(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (_ for _ in ()).throw(Fail(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (dummy for dummy in ()).throw(Exit(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (dummy for dummy in ()).throw(Fail(kw)))
     monkeypatch.setattr(basic.AnsibleModule, "run_command",
-                        lambda self, *a, **k: (_ for _ in ()).throw(AssertionError("no command may run")))
+                        lambda self, *a, **k: (dummy for dummy in ()).throw(AssertionError("no command may run")))
     args = dict(args)
     if check_mode:
         args["_ansible_check_mode"] = True
@@ -220,8 +220,8 @@ def test_midway_failure(monkeypatch, root):
             raise D.ToolError("writing '1' to %s failed: Permission denied" % path)
         return real(path, value)
     monkeypatch.setattr(D, "write_sysfs", flaky)
-    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"enabled_priorities": [3],
-                                                                          "params": {"cnp_dscp": 48}}}})
+    kind, res = run(monkeypatch, {"interface": "eth2",
+                                  "config": {"np": {"enabled_priorities": [3], "params": {"cnp_dscp": 48}}}})
     assert kind == "fail"
     base = str(root) + "/class/net/eth2/ecn/roce_np/"
     assert res["applied"] == [base + "cnp_dscp=48"]

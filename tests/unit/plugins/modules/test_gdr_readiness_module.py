@@ -136,8 +136,8 @@ def test_captured_does_not_touch_the_host(capsys, monkeypatch):
         "nvidia_smi_topo": TOPO["TOPO-REAL-OLDFMT-2GPU"].raw, "proc_modules": PROC_MODULES}})
     facts = result["ansible_facts"]["gdr"]
     assert rc == 0 and facts["source"] == "captured"
-    assert [(g["gpu"], g["nic"], g["relation"]) for g in facts["gpus"]] == [("GPU0", "mlx5_0", "NODE"),
-                                                                          ("GPU1", "mlx5_1", "NODE")]
+    assert [(g["gpu"], g["nic"], g["relation"]) for g in facts["gpus"]] == [
+        ("GPU0", "mlx5_0", "NODE"), ("GPU1", "mlx5_1", "NODE")]
     assert facts["gpus"][0]["reasons"] == ["ACS along the GPU-NIC path not audited (no lspci text captured)"]
 
 

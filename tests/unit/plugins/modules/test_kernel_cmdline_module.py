@@ -80,7 +80,7 @@ def test_grub_check_mode_writes_nothing(capsys, host):
 
 
 def test_reboot_not_required_when_running_has_them(capsys, host):
-    tmp_path, _ = host
+    tmp_path, dummy = host
     (tmp_path / "cmdline").write_text("BOOT_IMAGE=/vmlinuz ro iommu=pt pci=%s\n" % DEV_LIST)
     rc, result = run_main(capsys, grub_args(tmp_path))
     assert result["reboot_required"] is False
@@ -97,7 +97,7 @@ def test_update_command_override_and_backup(capsys, host):
 
 
 def test_update_failure_reports_written_files(capsys, host, monkeypatch):
-    tmp_path, _ = host
+    tmp_path, dummy = host
     monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command",
                         lambda self, argv, **kw: (1, "", "/usr/sbin/grub-probe: error: failed to get canonical path"))
     rc, result = run_main(capsys, grub_args(tmp_path))

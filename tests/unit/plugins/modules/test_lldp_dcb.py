@@ -68,7 +68,7 @@ def test_get_args():
 
 def test_pfc_bitmask_and_truncation():
     # PFC-C-MASK8: 'enabled=8' = priority 3; PFC-C-MASK255: 'enabled=25' is 255 cut to 2 chars
-    mask8 = out("PFC-C-MASK8").split("\n")[0]
+    mask8 = out("PFC-C-MASK8").split("\n", maxsplit=1)[0]
     assert mask8 == "enabled=8"
     assert L.pfc_from_bitmask(L.parse_arg(mask8, "enabled")) == [3]
     assert L.pfc_from_bitmask("25") is None                              # 25 or 250-255: unknown
@@ -215,8 +215,8 @@ def sysfs(tmp_path, monkeypatch):
 def run(monkeypatch, device, args, check_mode=False):
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: device(argv))
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/sbin/" + name)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (_ for _ in ()).throw(Exit(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (_ for _ in ()).throw(Fail(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (dummy for dummy in ()).throw(Exit(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (dummy for dummy in ()).throw(Fail(kw)))
     args = dict(args)
     if check_mode:
         args["_ansible_check_mode"] = True
