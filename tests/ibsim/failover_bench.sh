@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # OpenSM failover benchmark on the ibsim fabric simulator (a benchmark, not a timed test).
 #
 # Starts ibsim, a MASTER and a STANDBY opensm on two HCAs with the role's default HA timeouts,
