@@ -211,4 +211,3 @@ def run_forever():
     with open(paths.run_file("watch.pid"), "w") as handle:
         handle.write("%d\n" % os.getpid())
     Watcher().serve()
-

@@ -110,8 +110,8 @@ def test_set_pfc_echo_and_tlv_view(sim):
 def test_set_ets_cfg_and_tlv_view(sim):
     on(sim)
     out, dummy, rc = lldp(sim, "-T", "-i", IF, "-V", "ETS-CFG", "willing=no", "enableTx=yes",
-                      "up2tc=0:0,1:0,2:0,3:3,4:0,5:0,6:6,7:0", "tcbw=50,0,0,50,0,0,0,0",
-                      "tsa=0:ets,1:strict,2:strict,3:ets,4:strict,5:strict,6:strict,7:strict")
+                          "up2tc=0:0,1:0,2:0,3:3,4:0,5:0,6:6,7:0", "tcbw=50,0,0,50,0,0,0,0",
+                          "tsa=0:ets,1:strict,2:strict,3:ets,4:strict,5:strict,6:strict,7:strict")
     assert rc == 0 and "tcbw = 50% 0% 0% 50% 0% 0% 0% 0% \n" in out
     assert lldp(sim, "-t", "-i", IF, "-V", "ETS-CFG")[0] == raw("RECON-ETSCFG-TLV")
 

@@ -71,6 +71,7 @@ def test_real_commit_2023_whitespace_normalised(sim):
     set_variant(sim, "2023")
     set_q(sim, dcbx="os", buffer_size=[0, 187200, 0, 0, 0, 0, 0, 0], tot_size=2044224)
     out = sim.out("mlnx_qos", "-i", "enp24s0np0")
+
     def norm(text):
         return [" ".join(line.split()) for line in text.splitlines()]
     assert norm(out) == norm(raw_output("MQ-REAL-COMMIT-B8C08C5"))
@@ -86,6 +87,7 @@ def test_doc_community_values_whitespace_normalised(sim):
     set_q(sim, dcbx="os", apps=desc, delay=10, pfc_en=0b11000101,
           tsa=["ets"] * 6 + ["strict", "ets"], tcbw=[10] * 6 + [0, 40])
     out = sim.out("mlnx_qos", "-i", IF)
+
     def norm(text):
         return [" ".join(line.split()) for line in text.splitlines()
                 if line.strip() and not line.strip().startswith("#")]
@@ -132,6 +134,7 @@ def test_head_tracebacks_on_stderr(sim, sample_id, args):
     """Same traceback shape as the real HEAD crash (file paths differ: /usr/sbin vs /opt/mlnx-tools)."""
     sim.init("hgx-h100-roce")
     out, err, rc = sim.run("mlnx_qos", *args)
+
     def strip(text):
         return [re.sub(r'File "[^"]*/', 'File "', line) for line in text.splitlines()]
     assert (out, rc) == ("", 1)
@@ -239,7 +242,7 @@ def test_set_ets_options(sim):
 def test_ets_bw_sum_refused_by_kernel(sim):
     sim.init("hgx-h100-roce")
     out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--tsa", "ets,ets,ets,ets,ets,ets,ets,ets",
-                         "--tcbw", "10,10,10,10,10,10,10,10")
+                             "--tcbw", "10,10,10,10,10,10,10,10")
     assert (out, rc) == ("Netlink error: Invalid argument (22)\n", 1)
     out, dummy, rc = sim.run("mlnx_qos", "-i", IF, "--tcbw", "50,0,0,50,0,0,0,0")
     assert out.startswith("ETS BW for a strict/vendor TC must be 0\nUsage: mlnx_qos") and rc == 1

@@ -208,4 +208,3 @@ def cma_roce_mode(args, ctx):
         modes[port] = "IB/RoCE v1" if mode == "1" else "RoCE v2"
         ctx.dirty = True
     return modes.get(port, "RoCE v2") + "\n", "", 0
-

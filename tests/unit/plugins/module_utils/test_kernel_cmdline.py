@@ -202,7 +202,7 @@ def test_idempotent_second_run_no_change():
 def test_hand_edited_file_keeps_quoting_comment_and_spacing():
     text = fixture("dgx_quoted_grub")
     changed, before, after, dummy = edit([("g", text)], ("iommu", "pt", "present"), ("pci", DEV_LIST, "present"),
-                                     ("intel_iommu", None, "absent"))
+                                         ("intel_iommu", None, "absent"))
     assert before == ["console=tty0", "console=ttyS0,115200n8", "ds=nocloud;s=http://10.0.0.1/seed/",
                       "pci=realloc=off,hpmemsize=64M", "intel_iommu=on", "iommu=nopt", "iommu=pt",
                       "rd.driver.blacklist=nouveau"]

@@ -94,8 +94,8 @@ def test_failover_gap_dead_master_and_live_standby():
     assert facts["master"] is None
     assert facts["master_count"] == 0
     assert [(e["lid"], e["state"]) for e in facts["sm_ports"]] == [(5, "standby")]
-    assert facts["errors"] == [{"lid": 1, "error": "ibwarn: [21714] mad_rpc: _do_madrpc failed; dport (Lid 1); "
-                                                "sminfo: iberror: failed: query"}]
+    error = "ibwarn: [21714] mad_rpc: _do_madrpc failed; dport (Lid 1); sminfo: iberror: failed: query"
+    assert facts["errors"] == [{"lid": 1, "error": error}]
 
 
 def test_after_failover_last_answer_wins():
