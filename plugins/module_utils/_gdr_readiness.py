@@ -10,7 +10,8 @@ already know how to read:
 * ``_pcie_acs`` - ``lspci -D -nn -vvv`` and the ACS audit of the bridges between each GPU
   and NIC (the same endpoints and paths as ``pcie_acs``), kept to the paths GPUDirect
   RDMA uses: each GPU to its nearest NIC(s);
-* peer memory - ``/proc/modules`` and ``$SYSFS_PATH/module/<name>/initstate``
+* peer memory - ``$SYSFS_PATH/module/<name>/initstate`` (``/proc/modules`` when that
+  sysfs has no ``module`` directory)
   (``nvidia_peermem``, the MLNX_OFED ``nv_peer_mem``), the NVIDIA driver's own
   ``/proc/driver/nvidia/version`` (open kernel module or not) and the kernel release
   (dma-buf GPUDirect needs the open kernel module and Linux >= 5.12);
@@ -272,7 +273,10 @@ def read_host(module, proc_root="/proc"):
         if "<access denied>" in raw["lspci_text"]:
             module.warn("lspci printed '<access denied>': run as root (become) to see ACS")
     raw["chains"] = chains
-    raw["proc_modules"] = _read_file(os.path.join(proc_root, "modules"))
+    # sysfs says which modules are loaded (module/<name>/initstate = live); /proc/modules only
+    # when that sysfs has no module directory (a container's /proc/modules is the host's).
+    raw["proc_modules"] = None if os.path.isdir(sysfs_path("module")) \
+        else _read_file(os.path.join(proc_root, "modules"))
     raw["sysfs_live_modules"] = [name for name in ("nvidia",) + PEER_MEMORY_MODULES
                                  if read_sysfs(sysfs_path("module", name, "initstate")) == "live"]
     raw["nvidia_sysfs_module"] = os.path.isdir(sysfs_path("module", "nvidia"))

@@ -5,7 +5,7 @@ import sys
 from . import log, state
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
-         "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci"]
+         "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo"]
 
 
 class Context(object):
@@ -20,11 +20,12 @@ class Context(object):
 
 
 def tool_module(name):
-    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci
+    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod
     return {
         "mlnx_qos": mlnx_qos, "lldptool": lldptool, "ibstat": ib, "ibstatus": ib, "ibv_devinfo": ib,
         "ibdev2netdev": ib, "show_gids": ib, "cma_roce_mode": ib, "ethtool": ethtool,
         "nvidia-smi": nvsmi, "lspci": pci, "setpci": pci,
+        "modprobe": kmod, "modinfo": kmod,
     }[name]
 
 

@@ -143,6 +143,9 @@ def rebuild(reset=False):
     profile = load_profile()
     os.makedirs(paths.run_dir(), exist_ok=True)
     sysfs.build(profile, reset=reset)
+    if reset:
+        from .tools import kmod
+        kmod.boot(profile)
     if reset or not os.path.exists(paths.run_file("nic.json")):
         save_nic_state(firmware_defaults(profile))
     return profile

@@ -1,4 +1,4 @@
-"""nvidia-smi topo -m (tab-separated matrix, NIC legend), -L."""
+"""nvidia-smi topo -m (tab-separated matrix, NIC legend), -L, --query-gpu=FIELDS --format=csv[,noheader]."""
 LEGEND = """Legend:
 
   X    = Self
@@ -65,12 +65,37 @@ def topo(ctx):
     return out
 
 
+QUERY_FIELDS = {
+    "index": lambda g: str(g["index"]),
+    # nvidia-smi prints an 8-digit domain, upper case
+    "pci.bus_id": lambda g: "0000" + g["bdf"].upper(),
+    "name": lambda g: g["name"],
+    "uuid": lambda g: g["uuid"],
+}
+
+
+def query_gpu(p, args):
+    fields = [a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")][0].split(",")
+    fmt = ([a.split("=", 1)[1] for a in args if a.startswith("--format=")] or [""])[0].split(",")
+    if "csv" not in fmt:
+        return "", "fabricsim: nvidia-smi --query-gpu needs --format=csv\n", 1
+    unknown = [f for f in fields if f not in QUERY_FIELDS]
+    if unknown:
+        return "Field \"%s\" is not a valid field to query.\n\n" % unknown[0], "", 2
+    lines = [] if "noheader" in fmt else [", ".join(fields)]
+    for gpu in sorted(p.gpus, key=lambda g: g["index"]):
+        lines.append(", ".join(QUERY_FIELDS[f](gpu) for f in fields))
+    return "\n".join(lines) + "\n", "", 0
+
+
 def run(tool, args, ctx):
     p = ctx.profile
     if not p.gpus:
         return NO_DRIVER, "", 9
     if args[:2] in (["topo", "-m"], ["topo", "--matrix"]):
         return topo(ctx), "", 0
+    if any(a.startswith("--query-gpu=") for a in args):
+        return query_gpu(p, args)
     if args[:1] in (["-L"], ["--list-gpus"]):
         return "".join("GPU %d: %s (UUID: %s)\n" % (g["index"], g["name"], g["uuid"]) for g in p.gpus), "", 0
     return "", "fabricsim: nvidia-smi %s is not simulated (topo -m, -L are)\n" % " ".join(args), 1

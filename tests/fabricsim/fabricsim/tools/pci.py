@@ -1,4 +1,5 @@
-"""lspci (list, -D, -s, -n, -vv/-vvv link + ACS parts) and setpci (ECAP_ACS+0x6.w reads/writes)."""
+"""lspci (list, -D, -s, -nn, -vv/-vvv link, bridge bus numbers and ACS parts) and setpci
+(ECAP_ACS+0x6.w reads, writes of VALUE or VALUE:MASK)."""
 ACS_BITS = ["SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans"]
 CLASS_NAMES = {"0x020000": "Ethernet controller", "0x020700": "Infiniband controller",
                "0x060400": "PCI bridge", "0x030200": "3D controller"}
@@ -32,10 +33,36 @@ def _name(p, dev):
     return dev.get("name", "Device")
 
 
+def _header(bdf, dev, domain, numeric):
+    """``BDF CLASS: NAME`` or, with -nn, ``BDF CLASS [cccc]: NAME [vvvv:dddd] (rev xx)``."""
+    cls = CLASS_NAMES.get(dev.get("class"), "Device")
+    name = dev.get("name", "Device")
+    if numeric:
+        rev = ""
+        if " (rev " in name:
+            name, rev = name.split(" (rev ", 1)
+            rev = " (rev " + rev
+        cls += " [%s]" % dev.get("class", "0x000000")[2:6]
+        name += " [%s:%s]%s" % (dev.get("vendor", "0x0000")[2:], dev.get("device", "0x0000")[2:], rev)
+    return "%s %s: %s\n" % (bdf if domain else _short(bdf), cls, name)
+
+
+def _bus_numbers(p, bdf):
+    """(primary, secondary, subordinate) of a bridge, from the devices below it; None
+    when nothing sits below it."""
+    below = [b for b in p.pci if bdf in p.ancestors(b)]
+    if not below:
+        return None
+    children = [b for b in below if p.pci[b].get("parent") == bdf]
+    bus = lambda b: int(b.split(":")[1], 16)   # noqa: E731
+    return bus(bdf), min(bus(b) for b in children), max(bus(b) for b in below)
+
+
 def lspci(args, ctx):
     p = ctx.profile
     verbose = sum(a.count("v") for a in args if a.startswith("-v") or a in ("-vv", "-vvv"))
     domain = "-D" in args
+    numeric = "-nn" in args or sum(a.count("n") for a in args if a.startswith("-") and set(a[1:]) <= set("nvD")) >= 2
     sel = None
     for i, a in enumerate(args):
         if a == "-s" and i + 1 < len(args):
@@ -46,14 +73,17 @@ def lspci(args, ctx):
         if not _match(bdf, sel):
             continue
         dev = p.pci[bdf]
-        out.append("%s %s: %s\n" % (bdf if domain else _short(bdf), CLASS_NAMES.get(dev.get("class"), "Device"),
-                                    _name(p, dev)))
+        out.append(_header(bdf, dev, domain, numeric))
         if not verbose:
             continue
         out.append("\tSubsystem: %s\n" % _name(p, dev))
         out.append("\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- "
                    "FastB2B- DisINTx+\n")
         out.append("\tNUMA node: %d\n" % dev.get("numa", 0))
+        if dev["kind"] in ("root_port", "switch_up", "switch_down"):
+            numbers = _bus_numbers(p, bdf)
+            if numbers:
+                out.append("\tBus: primary=%02x, secondary=%02x, subordinate=%02x, sec-latency=0\n" % numbers)
         kind = {"root_port": "Root Port (Slot+)", "switch_up": "Upstream Port",
                 "switch_down": "Downstream Port (Slot+)"}.get(dev["kind"], "Endpoint")
         out.append("\tCapabilities: [60] Express (v2) %s, MSI 00\n" % kind)
@@ -111,7 +141,14 @@ def setpci(args, ctx):
             prefix = "%s (ecap 000d @%03x) @%03x" % (bdf, base, base + 6)
             acs = ctx.nic.setdefault("acs", {})
             if value:
-                new = int(value, 16) & 0xFFFF
+                # VALUE or VALUE:MASK (only the bits of MASK change), as setpci accepts
+                text, dummy, mask_text = value.partition(":")
+                try:
+                    new = int(text, 16) & 0xFFFF
+                    mask = int(mask_text, 16) & 0xFFFF if mask_text else 0xFFFF
+                except ValueError:
+                    return "".join(out), "setpci: Invalid value \"%s\"\n" % value, 1
+                new = (acs.get(bdf, dev.get("acs_ctl", 0)) & ~mask) | (new & mask)
                 if ctx.fail_now:
                     return "".join(out), "setpci: Unable to write to %s: Device or resource busy\n" % bdf, 1
                 acs[bdf] = new & 0x7F
