@@ -173,8 +173,8 @@ def ha_errors(members, allow_equal_priority=False):
         for m in sms:
             if m["role"] == "standby" and master_prio and m["effective_priority"] > master_prio[0]:
                 errors.append("fabric %s: standby %s has priority %d above the master's %d; it would take "
-                              "over as soon as it starts" % (fabric, m["host"], m["effective_priority"],
-                                                            master_prio[0]))
+                              "over as soon as it starts"
+                              % (fabric, m["host"], m["effective_priority"], master_prio[0]))
         by_guid = {}
         for m in sms:
             if m["guid"]:

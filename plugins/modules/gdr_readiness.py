@@ -21,7 +21,7 @@ description:
     to work, or not, with every reason.
   - Reads the host once - sysfs (honouring E(SYSFS_PATH)), C(nvidia-smi), C(lspci -D -nn -vvv),
     C($SYSFS_PATH/module/*/initstate) (C(/proc/modules) only when that sysfs has no C(module)
-    directory: in a container C(/proc/modules) is the host's), C(/proc/driver/nvidia/version),
+    directory; in a container C(/proc/modules) is the host's), C(/proc/driver/nvidia/version),
     C(/proc/sys/kernel/osrelease), C(/proc/cmdline) and, when the NVIDIA driver is not loaded,
     C(modinfo nvidia). Changes nothing.
   - Peer memory is V(nvidia_peermem) or V(nv_peer_mem) when that module is loaded, else

@@ -15,7 +15,7 @@ version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
   - Asks the fabric which subnet manager (SM) is MASTER and in which state every other SM port is.
-  - C(sminfo) without a LID asks the SM whose LID the local port holds (PortInfo SMLid): the master as this
+  - C(sminfo) without a LID asks the SM whose LID the local port holds (PortInfo SMLid), that is the master as this
     port sees it. C(saquery SMIR) and C(saquery -s) list the SMs the master's SA knows; each of those LIDs,
     and any given in O(lids), is then asked directly with C(sminfo LID) for its live state.
   - GUIDs are returned as C(0x) and 16 lower-case hex digits (sminfo prints them without zero padding).

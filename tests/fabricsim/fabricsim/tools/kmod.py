@@ -100,7 +100,7 @@ def _real(tool, args):
         path = os.path.join(directory, tool)
         if os.path.exists(path) and os.path.realpath(path) != os.path.realpath(__file__):
             proc = subprocess.run([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  universal_newlines=True)
+                                  universal_newlines=True, check=False)
             return proc.stdout, proc.stderr, proc.returncode
     return "", "%s: command not found\n" % tool, 127
 

@@ -54,7 +54,9 @@ def _bus_numbers(p, bdf):
     if not below:
         return None
     children = [b for b in below if p.pci[b].get("parent") == bdf]
-    bus = lambda b: int(b.split(":")[1], 16)   # noqa: E731
+
+    def bus(b):
+        return int(b.split(":")[1], 16)
     return bus(bdf), min(bus(b) for b in children), max(bus(b) for b in below)
 
 
