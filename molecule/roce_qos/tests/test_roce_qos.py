@@ -2,6 +2,8 @@
 import json
 import re
 
+import pytest
+
 from molecule_hosts import hosts_of
 
 testinfra_hosts = hosts_of("roce_nodes")
@@ -89,3 +91,13 @@ def test_boot_unit_is_enabled(host):
 def test_no_write_failed(host):
     failed = [r for run in runs(host) for r in run if r.get("rc") not in (0, None)]
     assert failed == []
+
+
+def test_lldp_tlvs_where_lldpad_runs(host):
+    if host.check_output("fabricsim lldpad status").strip() != "running":
+        pytest.skip("lldpad does not run on this node: the role leaves LLDP alone")
+    for netdev in roce_netdevs(host):
+        pfc = host.check_output("lldptool -t -i %s -V PFC -c enabled" % netdev)
+        assert pfc.strip() == "enabled=8", (netdev, pfc)          # bitmask: priority 3 only
+        app = host.check_output("lldptool -t -i %s -V APP" % netdev)
+        assert re.search(r"Prio 3\s+\S*\s*Sel 3\s.*4791", app), (netdev, app)
