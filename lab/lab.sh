@@ -3,7 +3,7 @@
 # fabricsim inside), converged with playbooks/site.yml through inventories/lab.
 #   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
 #   lab/lab.sh down   remove the lab containers
-#   lab/lab.sh check  the drift check (check mode) against the running lab
+#   lab/lab.sh check  the drift check (check mode, fails on drift) against the running lab
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,9 +44,11 @@ up() {
   cat <<MSG
 
 lab: converged. Next:
-  podman exec -it lab-hgx-01 mlnx_qos -i <netdev>      the live QoS of a simulated RoCE node
+  podman exec lab-hgx-01 mlnx_qos -i enp24s0np0        the live QoS of a simulated RoCE port
+  podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
-  lab/lab.sh check                                     drift check (check mode) on the lab
+  lab/lab.sh check                                     drift check: check mode, fails on drift
+  make bench                                           roce_qos benchmark on the lab
   make lab-destroy                                     remove the lab
 MSG
 }
@@ -59,7 +61,7 @@ down() {
 }
 
 check() {
-  ansible-playbook -i "$INVENTORY" playbooks/site.yml --check --diff
+  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml --diff
 }
 
 case "${1:-}" in

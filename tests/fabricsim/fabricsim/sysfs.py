@@ -120,8 +120,9 @@ def build(profile, reset=False):
     root = paths.sys_root()
     if reset and os.path.isdir(root):
         shutil.rmtree(root)
-    if reset or not os.path.exists(os.path.join(paths.run_dir(), "generation")):
-        _write(os.path.join(paths.run_dir(), "generation"), "%.6f" % time.time())
+    # The watcher re-arms when the generation changes: write it only once the tree is
+    # complete, or it could arm on a half-built tree and miss writes until the next reset.
+    new_generation = reset or not os.path.exists(os.path.join(paths.run_dir(), "generation"))
     counters = profile.faults.get("counters", {})
     for bdf, dev in profile.pci.items():
         base = os.path.join(root, "bus/pci/devices", bdf)
@@ -212,4 +213,6 @@ def build(profile, reset=False):
                         _write(os.path.join(ecn, proto, "enable", str(prio)), "0", force=reset)
                     for name, default in params:
                         _write(os.path.join(ecn, proto, name), str(default), force=reset)
+    if new_generation:
+        _write(os.path.join(paths.run_dir(), "generation"), "%.6f" % time.time())
     return root
