@@ -96,6 +96,10 @@ def writable_attributes(root, profile):
                         out.append(os.path.join(base, proto, name))
             out.append(os.path.join(root, "class/infiniband", nic["dev"], "tc", str(port["port"]),
                                     "traffic_class"))
+    for nic in profile.nics:
+        for port in nic["ports"]:
+            out.append(os.path.join(root, "kernel/config/rdma_cm", nic["dev"], "ports", str(port["port"]),
+                                    "default_roce_tos"))
     return out
 
 
@@ -105,6 +109,14 @@ def validate(path, text):
     if os.path.basename(os.path.dirname(path)) == "enable":
         name = "enable"
     value = text.strip()
+    if name == "default_roce_tos":              # cma_configfs: kstrtou8(buf, 0, ...)
+        match = re.match(r"^[+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)$", value)
+        if not match:
+            return False, errno.EINVAL, None
+        num = int(match.group(1), 0) if not re.match(r"^0[0-7]+$", match.group(1)) else int(match.group(1), 8)
+        if num > 255:
+            return False, errno.ERANGE, None
+        return True, 0, str(num)
     if not re.match(r"^[+]?\d+$", value):     # kstrtou32/kstrtoint: decimal only here
         return False, errno.EINVAL, None
     num = int(value)
@@ -189,6 +201,11 @@ def build(profile, reset=False):
                 _write(os.path.join(pdir, "counters", name), str(over.get(name, 0)))
             if eth:
                 _write(os.path.join(ib, "tc", pnum, "traffic_class"), "0", force=reset)
+            # The rdma_cm configfs group of the device, as it is after `mkdir rdma_cm/<dev>`
+            # (plain files cannot populate a group on mkdir, so it is always there).
+            cm = os.path.join(root, "kernel/config/rdma_cm", nic["dev"], "ports", pnum)
+            _write(os.path.join(cm, "default_roce_mode"), "RoCE v2" if eth else "IB/RoCE v1", force=reset)
+            _write(os.path.join(cm, "default_roce_tos"), "0", force=reset)
             # netdev
             nd = os.path.join(root, "class/net", port["netdev"])
             _symlink("../../../bus/pci/devices/" + nic["bdf"], os.path.join(nd, "device"))
