@@ -11,6 +11,13 @@ Files (MLNX_OFED mlx5, see samples/mlx5_sysfs_dcqcn.txt; no ``params/`` director
     $SYSFS_PATH/class/net/IF/ecn/roce_rp/<param>            rpg_*, clamp_tgt_rate, dce_tcp_*, ...
     $SYSFS_PATH/class/infiniband/DEV/tc/PORT/traffic_class  reads "Global tclass=N" (empty when unset),
                                                             takes "N"
+    $SYSFS_PATH/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos
+                                                            RDMA-CM default ToS: "%u", takes kstrtou8
+
+The rdma_cm configfs group ``rdma_cm/DEV`` exists only after a ``mkdir`` (configfs fills it
+in); the value lives in the kernel's cma_device and survives the ``rmdir``. The reader does
+what mlnx-tools' ``cma_roce_tos`` does: create the group when it is absent and remove it
+again when done (``RdmaCmGroups``).
 
 The RoCE ToS lives in this module because it is the other sysfs QoS knob of the same
 driver: one module owns every QoS sysfs write, so ``state: rendered`` gives the complete
@@ -59,16 +66,61 @@ def tos_path(rdma_device, port):
     return sysfs_path("class", "infiniband", rdma_device, "tc", str(port), "traffic_class")
 
 
+def rdma_cm_dir():
+    return sysfs_path("kernel", "config", "rdma_cm")
+
+
+def cm_tos_path(rdma_device, port):
+    return os.path.join(rdma_cm_dir(), rdma_device, "ports", str(port), "default_roce_tos")
+
+
 class DcqcnError(Exception):
     def __init__(self, msg):
         super(DcqcnError, self).__init__(msg)
         self.msg = msg
 
 
+class RdmaCmGroups(object):
+    """The rdma_cm configfs groups this run created, removed again by ``release``."""
+
+    def __init__(self):
+        self.created = []
+
+    def ensure(self, rdma_device):
+        """Make sure ``rdma_cm/<rdma_device>`` exists; DcqcnError saying why it cannot."""
+        base = rdma_cm_dir()
+        if not os.path.isdir(base):
+            raise DcqcnError("rdma_device=%s: %s does not exist: configfs is not mounted at %s or the rdma_cm "
+                             "module is not loaded (modprobe rdma_cm), so the RDMA-CM default ToS cannot be "
+                             "read or set" % (rdma_device, base, os.path.dirname(base)))
+        group = os.path.join(base, rdma_device)
+        if os.path.isdir(group):
+            return
+        try:
+            os.mkdir(group)
+        except OSError as exc:
+            raise DcqcnError("rdma_device=%s: mkdir %s failed: %s (rdma_cm does not know the device?)"
+                             % (rdma_device, group, os.strerror(exc.errno) if exc.errno else exc))
+        self.created.append(group)
+
+    def release(self):
+        """rmdir the groups created; the values stay in the kernel. Returns the errors."""
+        errors = []
+        while self.created:
+            group = self.created.pop()
+            try:
+                os.rmdir(group)
+            except OSError as exc:
+                errors.append("rmdir %s: %s" % (group, os.strerror(exc.errno) if exc.errno else exc))
+        return errors
+
+
 # --------------------------------------------------------------------------- reader
-def read_tree(interface=None, rdma_device=None, port=1):
-    """The only I/O seam: every DCQCN file of ``interface`` and the ToS file of
-    ``rdma_device``/``port`` as ``{path: text}``. Raises DcqcnError when they are missing."""
+def read_tree(interface=None, rdma_device=None, port=1, rdma_cm_device=None, rdma_cm=None, rdma_cm_required=True):
+    """The only I/O seam: every DCQCN file of ``interface``, the verbs ToS file of
+    ``rdma_device``/``port`` and the RDMA-CM default ToS of ``rdma_cm_device``/``port``
+    (through ``rdma_cm``, an RdmaCmGroups), as ``{path: text}``. Raises DcqcnError when they
+    are missing; a missing rdma_cm configfs is skipped instead when not ``rdma_cm_required``."""
     tree = {}
     if interface:
         if not os.path.isdir(sysfs_path("class", "net", interface)):
@@ -97,6 +149,16 @@ def read_tree(interface=None, rdma_device=None, port=1):
         if not os.path.isfile(path):
             raise DcqcnError("rdma_device=%s port=%s: %s does not exist (the per-port default ToS needs "
                              "MLNX_OFED's mlx5_ib, or the port does not exist)" % (rdma_device, port, path))
+        tree[path] = read_sysfs(path, "")
+    if rdma_cm_device and (rdma_cm_required or os.path.isdir(rdma_cm_dir())):
+        if not os.path.isdir(sysfs_path("class", "infiniband", rdma_cm_device)):
+            raise DcqcnError("rdma_device=%s: no such RDMA device (%s)"
+                             % (rdma_cm_device, sysfs_path("class", "infiniband", rdma_cm_device)))
+        rdma_cm.ensure(rdma_cm_device)
+        path = cm_tos_path(rdma_cm_device, port)
+        if not os.path.isfile(path):
+            raise DcqcnError("rdma_device=%s port=%s: %s does not exist (no such port)"
+                             % (rdma_cm_device, port, path))
         tree[path] = read_sysfs(path, "")
     return tree
 
@@ -135,7 +197,8 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
     """
     ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))$")
     tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class$")
-    interfaces, devices = {}, {}
+    cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos$")
+    interfaces, devices, cm_devices = {}, {}, {}
     for path, text in tree.items():
         match = ecn.search(path)
         if match:
@@ -153,6 +216,10 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
             if value is None and (text or "").strip().lstrip("-").isdigit():
                 value = int(text)           # a pasted/rendered plain number
             devices[(match.group(1), int(match.group(2)))] = value if value is None or value >= 0 else None
+            continue
+        match = cm_tos.search(path)
+        if match:
+            cm_devices[(match.group(1), int(match.group(2)))] = _int_or_text((text or "").strip())
     state = {}
     if interface is None and len(interfaces) == 1:
         interface = list(interfaces)[0]
@@ -168,10 +235,12 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
                 }
             else:
                 state[point] = None
-    if rdma_device is None and len(devices) == 1:
-        rdma_device, port = list(devices)[0]
+    if rdma_device is None and len(set(devices) | set(cm_devices)) == 1:
+        rdma_device, port = list(set(devices) | set(cm_devices))[0]
     if rdma_device is not None:
         state["roce_tos"] = devices.get((rdma_device, int(port)))
+        if (rdma_device, int(port)) in cm_devices:
+            state["rdma_cm_tos"] = cm_devices[(rdma_device, int(port))]
     return state
 
 
@@ -216,6 +285,10 @@ def normalize_want(config, interface, rdma_device):
         if not rdma_device:
             raise V.ValidationError("config.roce_tos=%s is given but rdma_device is not" % config["roce_tos"])
         want["roce_tos"] = V.int_in_range("config.roce_tos", config["roce_tos"], 0, 255, "ToS")
+    if config.get("rdma_cm_tos") is not None:
+        if not rdma_device:
+            raise V.ValidationError("config.rdma_cm_tos=%s is given but rdma_device is not" % config["rdma_cm_tos"])
+        want["rdma_cm_tos"] = V.int_in_range("config.rdma_cm_tos", config["rdma_cm_tos"], 0, 255, "ToS")
     return want
 
 
@@ -227,7 +300,7 @@ def plan_writes(want, have, state, interface, rdma_device, port):
     the device has off. Only files whose value differs are written. ``have`` None means
     unknown (rendered): everything given is written, and parameter names cannot be
     checked. Order: parameters first (CNP DSCP/priority right before the first CNP), then
-    enables, then disables, then the ToS.
+    enables, then disables, then the verbs ToS, then the RDMA-CM ToS.
     """
     params, enables, disables, tos = [], [], [], []
     for point in POINTS:
@@ -262,6 +335,8 @@ def plan_writes(want, have, state, interface, rdma_device, port):
                     disables.append((enable_path(interface, point, prio), 0))
     if "roce_tos" in want and (have is None or have.get("roce_tos") != want["roce_tos"]):
         tos.append((tos_path(rdma_device, port), want["roce_tos"]))
+    if "rdma_cm_tos" in want and (have is None or have.get("rdma_cm_tos") != want["rdma_cm_tos"]):
+        tos.append((cm_tos_path(rdma_device, port), want["rdma_cm_tos"]))
     return params + enables + disables + tos
 
 
@@ -291,8 +366,9 @@ def desired_state(want, have, state):
                 elif state == "replaced":
                     entry["enable"][prio] = 0
             entry["enabled_priorities"] = sorted(p for p, v in entry["enable"].items() if v == 1)
-    if "roce_tos" in want:
-        result["roce_tos"] = want["roce_tos"]
+    for key in ("roce_tos", "rdma_cm_tos"):
+        if key in want:
+            result[key] = want[key]
     return result
 
 

@@ -36,7 +36,7 @@ options:
     type: str
   rdma_device:
     description:
-      - RDMA device (for example C(mlx5_0)) for O(config.roce_tos).
+      - RDMA device (for example C(mlx5_0)) for O(config.roce_tos) and O(config.rdma_cm_tos).
     type: str
   port:
     description: Port of O(rdma_device).
@@ -55,7 +55,8 @@ options:
   running_config:
     description:
       - For O(state=parsed) the output of
-        C(grep -r . /sys/class/net/IF/ecn /sys/class/infiniband/DEV/tc), one
+        C(grep -r . /sys/class/net/IF/ecn /sys/class/infiniband/DEV/tc
+        /sys/kernel/config/rdma_cm/DEV), one
         C(path:value) line per file (C(path=value) lines are accepted too).
       - O(interface) and O(rdma_device) pick what to return when the text holds several.
     type: str
@@ -92,8 +93,21 @@ options:
             type: dict
       roce_tos:
         description:
-          - Default ToS (0-255) of RoCE traffic on O(rdma_device) O(port), for example
-            V(106) (DSCP 26 with ECT(0)). Needs O(rdma_device).
+          - Default ToS (0-255) of RoCE verbs traffic on O(rdma_device) O(port)
+            (C(tc/<port>/traffic_class)), for example V(106) (DSCP 26 with ECT(0)). Needs
+            O(rdma_device) and MLNX_OFED's mlx5_ib.
+        type: int
+      rdma_cm_tos:
+        description:
+          - Default ToS (0-255) of RDMA-CM connections on O(rdma_device) O(port) that set
+            none themselves, the rdma_cm configfs
+            C($SYSFS_PATH/kernel/config/rdma_cm/<rdma_device>/ports/<port>/default_roce_tos)
+            that mlnx-tools' C(cma_roce_tos) sets. Needs O(rdma_device), configfs mounted and
+            the C(rdma_cm) module loaded.
+          - The configfs group C(rdma_cm/<rdma_device>) exists only after a C(mkdir); the
+            module creates it when absent (also in check mode and for V(gathered), to read
+            the value) and removes it again at the end, as C(cma_roce_tos) does. The value
+            stays in the kernel after the C(rmdir).
         type: int
 attributes:
   check_mode:
@@ -109,7 +123,7 @@ attributes:
 notes:
   - Writes are returned as C(path=value) strings, the path under C($SYSFS_PATH)
     (default C(/sys)).
-  - The rdma_cm configfs default ToS (C(cma_roce_tos)) is not managed here.
+  - O(state=gathered) returns C(rdma_cm_tos) only when the rdma_cm configfs is present.
 seealso:
   - module: rdma.fabric.mlnx_qos
 """
@@ -126,6 +140,7 @@ EXAMPLES = r"""
       rp:
         enabled_priorities: [3]
       roce_tos: 106
+      rdma_cm_tos: 106
     state: replaced
 
 - name: Read the values
@@ -139,7 +154,7 @@ before:
   description: The values read before any write.
   returned: when state is merged or replaced
   type: dict
-  sample: {"np": {"enabled_priorities": [], "params": {"cnp_dscp": 0}}, "rp": null, "roce_tos": null}
+  sample: {"np": {"enabled_priorities": [], "params": {"cnp_dscp": 0}}, "rp": null, "roce_tos": null, "rdma_cm_tos": 0}
 commands:
   description: The sysfs writes done (check mode, that would be done) as C(path=value).
   returned: when state is merged or replaced
@@ -201,6 +216,7 @@ def argument_spec():
             np=point,
             rp=dict(point),
             roce_tos=dict(type="int"),
+            rdma_cm_tos=dict(type="int"),
         )),
     )
 
@@ -248,26 +264,36 @@ def main():
 
     read_interface = interface if (state == "gathered" or "np" in want or "rp" in want) else None
     read_device = rdma_device if (state == "gathered" or "roce_tos" in want) else None
+    read_cm_device = rdma_device if (state == "gathered" or "rdma_cm_tos" in want) else None
+    rdma_cm = D.RdmaCmGroups()
 
     def read():
-        tree = D.read_tree(read_interface, read_device, port)
-        state = D.parse_tree(tree, read_interface or "", read_device or "", port)
-        # Report only what this task manages: an empty name above matches nothing.
-        return dict((k, v) for k, v in state.items()
-                    if (k == "roce_tos" and read_device) or (k != "roce_tos" and read_interface))
+        tree = D.read_tree(read_interface, read_device, port, read_cm_device, rdma_cm,
+                           rdma_cm_required=state != "gathered")
+        # An empty name matches nothing: report only what this task manages.
+        found = D.parse_tree(tree, read_interface or "", rdma_device or "", port)
+        keep = {"roce_tos": read_device, "rdma_cm_tos": read_cm_device}
+        return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
 
+    try:
+        run(module, state, want, read, rdma_cm, interface, rdma_device, port)
+    finally:
+        rdma_cm.release()
+
+
+def run(module, state, want, read, rdma_cm, interface, rdma_device, port):
     try:
         have = read()
     except D.DcqcnError as exc:
-        module.fail_json(msg=exc.msg)
+        _fail(module, rdma_cm, msg=exc.msg)
 
     if state == "gathered":
-        module.exit_json(changed=False, gathered=D.to_result(have))
+        _exit(module, rdma_cm, changed=False, gathered=D.to_result(have))
 
     try:
         writes = D.plan_writes(want, have, state, interface, rdma_device, port)
     except ValidationError as exc:
-        module.fail_json(msg=exc.msg, before=D.to_result(have))
+        _fail(module, rdma_cm, msg=exc.msg, before=D.to_result(have))
 
     result = dict(changed=bool(writes), before=D.to_result(have), commands=[D.write_string(w) for w in writes])
     if not writes:
@@ -283,14 +309,28 @@ def main():
             except D.DcqcnError as read_exc:
                 readback = None
                 exc.msg += " Reading back failed too: %s" % read_exc.msg
-            module.fail_json(msg=exc.msg + " State read back: %s" % (readback,), changed=bool(exc.applied),
+            _fail(module, rdma_cm, msg=exc.msg + " State read back: %s" % (readback,), changed=bool(exc.applied),
                              applied=exc.applied, failed_command=exc.failed, not_attempted=exc.not_attempted,
                              before=result["before"], after=readback, commands=result["commands"])
         result["after"] = D.to_result(read())
     if module._diff and writes:
         result["diff"] = dict(before=result["before"], after=result["after"],
                               before_header="dcqcn sysfs (before)", after_header="dcqcn sysfs (after)")
+    _exit(module, rdma_cm, **result)
+
+
+def _exit(module, rdma_cm, **result):
+    # exit_json/fail_json end the process: remove the rdma_cm groups this run created first.
+    for error in rdma_cm.release():
+        module.warn(error)
     module.exit_json(**result)
+
+
+def _fail(module, rdma_cm, **result):
+    errors = rdma_cm.release()
+    if errors:
+        result["msg"] += " Cleanup failed too: %s" % "; ".join(errors)
+    module.fail_json(**result)
 
 
 if __name__ == "__main__":

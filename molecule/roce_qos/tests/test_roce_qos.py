@@ -61,6 +61,15 @@ def test_dcqcn_and_tos_in_sysfs(host):
     assert set(re.findall(r"\d+", tclass)) == {"106"}, tclass
 
 
+def test_rdma_cm_default_tos(host):
+    devices = host.check_output("ls %s/class/infiniband" % SYSFS).split()
+    for netdev in roce_netdevs(host):
+        device = [d for d in devices
+                  if netdev in host.check_output("ls %s/class/infiniband/%s/device/net" % (SYSFS, d)).split()][0]
+        tos = host.file("%s/kernel/config/rdma_cm/%s/ports/1/default_roce_tos" % (SYSFS, device))
+        assert tos.content_string == "106\n", (netdev, device, tos.content_string)
+
+
 def test_first_converge_made_the_fewest_writes_and_the_second_none(host):
     netdevs = roce_netdevs(host)
     first, second = runs(host)[:2]
@@ -72,13 +81,14 @@ def test_first_converge_made_the_fewest_writes_and_the_second_none(host):
     sysfs_writes = [r["path"] for r in first if r["tool"] == "sysfs"]
     assert len(sysfs_writes) == len(set(sysfs_writes)), "a sysfs file was written twice"
     wanted = ("roce_np/enable/3", "roce_rp/enable/3", "roce_np/cnp_dscp",
-              "roce_np/cnp_802p_prio", "tc/1/traffic_class")
+              "roce_np/cnp_802p_prio", "tc/1/traffic_class", "ports/1/default_roce_tos")
     assert [p for p in sysfs_writes if not p.endswith(wanted)] == []
     # firmware defaults: ECN off on every priority, traffic class 0 -> these always change
     for netdev in netdevs:
         for leaf in ("roce_np/enable/3", "roce_rp/enable/3"):
             assert sum(1 for p in sysfs_writes if p.endswith("%s/ecn/%s" % (netdev, leaf))) == 1
     assert sum(1 for p in sysfs_writes if p.endswith("tc/1/traffic_class")) == len(netdevs)
+    assert sum(1 for p in sysfs_writes if p.endswith("ports/1/default_roce_tos")) == len(netdevs)
     assert second == [], "the converged re-run wrote: %s" % second
 
 

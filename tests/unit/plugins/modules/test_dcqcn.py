@@ -322,3 +322,141 @@ def test_tos_write_refused_by_kernel_is_reported(monkeypatch, root):
     kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": {"roce_tos": 106}})
     assert kind == "fail" and "Invalid argument" in res["msg"]
     assert res["applied"] == [] and res["after"] == {"roce_tos": None}
+
+
+# --------------------------------------------------------------------------- RDMA-CM default ToS
+class ConfigfsRdmaCm(object):
+    """rdma_cm configfs on a tmp tree: mkdir of a known device fills in ports/N/{default_roce_mode,
+    default_roce_tos} from the kernel's values, rmdir keeps them (cma_configfs.c), an unknown
+    device gets ENODEV. Counts the mkdirs and rmdirs."""
+
+    def __init__(self, monkeypatch, root, devices=("mlx5_0",), ports=(1,)):
+        self.base = root / "kernel" / "config" / "rdma_cm"
+        self.base.mkdir(parents=True)
+        self.kernel = dict(((dev, port), 0) for dev in devices for port in ports)
+        self.mkdirs, self.rmdirs = [], []
+        real_mkdir, real_rmdir = os.mkdir, os.rmdir
+
+        def mkdir(path, *args):
+            parent, dev = os.path.split(str(path))
+            if parent != str(self.base):
+                return real_mkdir(path, *args)
+            if not any(d == dev for d, _ in self.kernel):
+                raise OSError(19, os.strerror(19))
+            real_mkdir(path)
+            self.mkdirs.append(dev)
+            for (d, port), tos in self.kernel.items():
+                if d == dev:
+                    (self.base / dev / "ports" / str(port)).mkdir(parents=True)
+                    (self.base / dev / "ports" / str(port) / "default_roce_mode").write_text("RoCE v2\n")
+                    (self.base / dev / "ports" / str(port) / "default_roce_tos").write_text("%d\n" % tos)
+
+        def rmdir(path):
+            parent, dev = os.path.split(str(path))
+            if parent != str(self.base):
+                return real_rmdir(path)
+            for (d, port) in list(self.kernel):
+                if d == dev:
+                    self.kernel[(d, port)] = int(read(self.base / dev / "ports" / str(port) / "default_roce_tos"))
+                    for name in ("default_roce_mode", "default_roce_tos"):
+                        os.unlink(str(self.base / dev / "ports" / str(port) / name))
+                    real_rmdir(str(self.base / dev / "ports" / str(port)))
+            real_rmdir(str(self.base / dev / "ports"))
+            real_rmdir(path)
+            self.rmdirs.append(dev)
+
+        monkeypatch.setattr(D.os, "mkdir", mkdir)
+        monkeypatch.setattr(D.os, "rmdir", rmdir)
+
+
+CM_ARGS = {"rdma_device": "mlx5_0", "config": {"rdma_cm_tos": 106}, "state": "merged"}
+
+
+def test_rdma_cm_tos_quartet_creates_and_removes_the_group(monkeypatch, root):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    path = str(cm.base / "mlx5_0" / "ports" / "1" / "default_roce_tos")
+    kind, res = run(monkeypatch, CM_ARGS, check_mode=True, diff=True)
+    assert kind == "exit" and res["changed"] is True and res["commands"] == [path + "=106"]
+    assert res["before"] == {"rdma_cm_tos": 0} and res["after"] == {"rdma_cm_tos": 106}
+    assert cm.kernel[("mlx5_0", 1)] == 0 and cm.mkdirs == ["mlx5_0"] and cm.rmdirs == ["mlx5_0"]
+    assert not (cm.base / "mlx5_0").exists()
+
+    kind, res = run(monkeypatch, CM_ARGS)
+    assert kind == "exit" and res["changed"] is True and res["commands"] == [path + "=106"]
+    assert res["after"] == {"rdma_cm_tos": 106}
+    assert cm.kernel[("mlx5_0", 1)] == 106 and not (cm.base / "mlx5_0").exists()
+
+    for check_mode in (False, True):
+        kind, res = run(monkeypatch, CM_ARGS, check_mode=check_mode)
+        assert kind == "exit" and res["changed"] is False and res["commands"] == []
+    assert cm.kernel[("mlx5_0", 1)] == 106 and len(cm.mkdirs) == len(cm.rmdirs) == 4
+
+
+def test_rdma_cm_group_made_by_someone_else_is_kept(monkeypatch, root):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    os.mkdir(str(cm.base / "mlx5_0"))          # an operator ran mkdir and left it
+    kind, res = run(monkeypatch, CM_ARGS)
+    assert kind == "exit" and res["changed"] is True
+    assert read(cm.base / "mlx5_0/ports/1/default_roce_tos") == "106"
+    assert cm.rmdirs == [] and (cm.base / "mlx5_0").is_dir()
+
+
+def test_rdma_cm_missing_says_why_and_gathered_skips_it(monkeypatch, root):
+    make_tree(root, tos=106)
+    kind, res = run(monkeypatch, CM_ARGS)
+    assert kind == "fail" and "modprobe rdma_cm" in res["msg"] and "configfs is not mounted" in res["msg"]
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "state": "gathered"})
+    assert kind == "exit" and res["gathered"] == {"roce_tos": 106}
+
+
+def test_rdma_cm_gathered_and_unknown_device(monkeypatch, root):
+    make_tree(root, tos=106)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "state": "gathered"})
+    assert kind == "exit" and res["gathered"] == {"roce_tos": 106, "rdma_cm_tos": 0}
+    assert not (cm.base / "mlx5_0").exists()
+    # known to sysfs but not to rdma_cm: the kernel's ENODEV, named
+    (root / "class" / "infiniband" / "mlx5_9").mkdir()
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_9", "config": {"rdma_cm_tos": 106}})
+    assert kind == "fail" and "mkdir" in res["msg"] and "No such device" in res["msg"]
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "port": 2, "config": {"rdma_cm_tos": 106}})
+    assert kind == "fail" and "port=2" in res["msg"] and not (cm.base / "mlx5_0").exists()
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"rdma_cm_tos": 256}, "config.rdma_cm_tos=256"),
+    ({"rdma_cm_tos": -1}, "config.rdma_cm_tos=-1"),
+])
+def test_rdma_cm_tos_out_of_range(monkeypatch, root, config, words):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": config})
+    assert kind == "fail" and words in res["msg"] and cm.mkdirs == []
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": config})
+    assert kind == "fail" and "rdma_device is not" in res["msg"]
+
+
+def test_rdma_cm_rendered_parsed_round_trip(monkeypatch, root):
+    kind, res = run(monkeypatch, {"interface": "eth2", "rdma_device": "mlx5_0", "state": "rendered",
+                                  "config": dict(ROCE, rdma_cm_tos=106)})
+    assert kind == "exit" and res["rendered"][-2:] == [
+        str(root) + "/class/infiniband/mlx5_0/tc/1/traffic_class=106",
+        str(root) + "/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos=106"]
+    grep = GREP + "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode:RoCE v2\n" \
+                  "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos:106\n"
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": grep})
+    assert kind == "exit" and res["parsed"]["rdma_cm_tos"] == 106 and res["parsed"]["roce_tos"] == 106
+
+
+def test_rdma_cm_write_refused_reports_and_removes_group(monkeypatch, root):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+
+    def refuse(path, value):
+        raise D.ToolError("writing %r to %s failed: Numerical result out of range" % (str(value), path))
+    monkeypatch.setattr(D, "write_sysfs", refuse)
+    kind, res = run(monkeypatch, CM_ARGS)
+    assert kind == "fail" and "out of range" in res["msg"] and res["applied"] == []
+    assert res["after"] == {"rdma_cm_tos": 0} and cm.rmdirs == ["mlx5_0"]
