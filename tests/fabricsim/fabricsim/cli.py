@@ -170,11 +170,17 @@ def cmd_install(args):
 
 def cmd_watch(args):
     from . import watch
+    if args.cleanup:
+        watch.cleanup()
+        return 0
     if args.once:
         w = watch.Watcher().start()
         w.process(timeout=args.timeout)
         return 0
-    watch.run_forever()
+    try:
+        watch.run_forever(mode=args.mode)
+    except Exception as exc:        # fusefs.Unavailable with --mode fuse
+        return _fail(str(exc))
     return 0
 
 
@@ -221,9 +227,14 @@ def build_parser():
     s.add_argument("--root", default="/")
     s.add_argument("--no-systemctl", action="store_true")
     s.set_defaults(func=cmd_install)
-    s = sub.add_parser("watch", help="sysfs write watcher (fabricsim-sysfsd.service)")
+    s = sub.add_parser("watch", help="sysfs write daemon (fabricsim-sysfsd.service): FUSE or inotify")
     s.add_argument("--once", action="store_true", help="arm, handle what arrives within --timeout, exit")
     s.add_argument("--timeout", type=float, default=0.5)
+    s.add_argument("--mode", choices=["auto", "fuse", "inotify"],
+                   default=os.environ.get("FABRICSIM_SYSFSD_MODE") or "auto",
+                   help="fuse: FUSE view where invalid writes fail; inotify: watch plain files and "
+                        "revert; auto (default): fuse when /dev/fuse and mount work, else inotify")
+    s.add_argument("--cleanup", action="store_true", help="remove a stale FUSE mount, restore the plain view")
     s.set_defaults(func=cmd_watch)
     s = sub.add_parser("lldpad", help="start/stop the simulated lldpad daemon")
     s.add_argument("action", choices=["start", "stop", "status"])

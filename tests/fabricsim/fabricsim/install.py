@@ -28,7 +28,7 @@ ExecStart={python} {pkg}/bin/fabricsim boot
 WantedBy=sysinit.target
 """
 UNIT_WATCH = """[Unit]
-Description=fabricsim: log and validate writes to the simulated sysfs
+Description=fabricsim: sysfs writes validated like the kernel (FUSE view, or inotify fallback)
 Documentation=file://{pkg}/README.md
 DefaultDependencies=no
 Requires=fabricsim.service
@@ -39,6 +39,7 @@ Conflicts=shutdown.target
 [Service]
 Type=notify
 ExecStart={python} {pkg}/bin/fabricsim watch
+ExecStopPost=-{python} {pkg}/bin/fabricsim watch --cleanup
 Restart=always
 RestartSec=1
 

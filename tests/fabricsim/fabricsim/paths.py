@@ -2,7 +2,12 @@
 
 Persistent (survives a container restart, like NVRAM/profile): $FABRICSIM_STATE_DIR
 (default /var/lib/fabricsim).  Volatile (lost on restart, like NIC QoS registers):
-$FABRICSIM_RUN_DIR (default /run/fabricsim); the simulated sysfs is $FABRICSIM_RUN_DIR/sys.
+$FABRICSIM_RUN_DIR (default /run/fabricsim).
+
+The simulated sysfs tree is built in $FABRICSIM_RUN_DIR/sys.backing (plain files, what
+fabricsim itself reads and writes).  $FABRICSIM_RUN_DIR/sys is what the modules read
+(SYSFS_PATH): the FUSE view fabricsim-sysfsd mounts there, where writes fail like sysfs
+writes, or, when FUSE is unavailable, a symlink to sys.backing.
 """
 import os
 
@@ -19,7 +24,13 @@ def run_dir():
 
 
 def sys_root():
+    """The sysfs the modules see (SYSFS_PATH): the FUSE mount point, or a symlink to the tree."""
     return os.path.join(run_dir(), "sys")
+
+
+def sys_backing():
+    """Where the tree really is; fabricsim reads and writes it here, never through the view."""
+    return os.path.join(run_dir(), "sys.backing")
 
 
 def state_file(name):

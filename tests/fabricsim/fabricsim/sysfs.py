@@ -1,9 +1,10 @@
-"""The simulated sysfs tree ($FABRICSIM_RUN_DIR/sys) and the kernel's validation of writes."""
+"""The simulated sysfs tree (built in $FABRICSIM_RUN_DIR/sys.backing, seen at .../sys) and the kernel's validation of writes."""
 import errno
 import ipaddress
 import os
 import re
 import shutil
+import stat
 import time
 
 from . import paths
@@ -126,10 +127,36 @@ def validate(path, text):
     return True, 0, str(num)
 
 
+def ensure_view():
+    """Make paths.sys_root() show the tree when fabricsim-sysfsd does not serve it over FUSE:
+    a symlink to sys.backing.  A FUSE mount there (live or dead) is the daemon's business."""
+    view, backing = paths.sys_root(), paths.sys_backing()
+    try:
+        st = os.lstat(view)
+    except FileNotFoundError:
+        st = None
+    except OSError:             # ENOTCONN: a FUSE mount whose server died; the daemon cleans up
+        return
+    if st is not None:
+        if not stat.S_ISDIR(st.st_mode) or os.path.ismount(view):
+            return
+        # a plain directory: the tree of an older fabricsim, or a mount point left empty
+        if os.path.isdir(backing):
+            shutil.rmtree(view)
+        else:
+            os.rename(view, backing)
+    try:
+        os.symlink(os.path.basename(backing), view)
+    except FileExistsError:
+        pass
+
+
 def build(profile, reset=False):
-    """Render the tree.  Static attributes are always rewritten (faults may change them);
-    writable ones only when reset (boot) or when missing."""
-    root = paths.sys_root()
+    """Render the tree (in sys.backing).  Static attributes are always rewritten (faults may
+    change them); writable ones only when reset (boot) or when missing."""
+    os.makedirs(paths.run_dir(), exist_ok=True)
+    ensure_view()
+    root = paths.sys_backing()
     if reset and os.path.isdir(root):
         shutil.rmtree(root)
     # The watcher re-arms when the generation changes: write it only once the tree is

@@ -1,15 +1,26 @@
-"""sysfs write watcher (fabricsim-sysfsd): inotify through ctypes on the writable attributes.
+"""fabricsim-sysfsd: makes writes to the simulated sysfs behave like sysfs writes.
 
-Plain files cannot refuse a write, so the watcher does what the kernel would have done
-afterwards: it logs every write, and an invalid value is put back to the previous one and
-logged with the errno the kernel returns (EINVAL).  The writer itself still sees success:
-a plain-file sysfs cannot return the errno to the writer (see README, limits).
+Two modes, chosen at start (`fabricsim watch --mode auto|fuse|inotify`, default auto):
+
+- fuse (when /dev/fuse opens and mount(2) of a FUSE filesystem works, i.e. the container
+  has the device and CAP_SYS_ADMIN): fusefs.Server mounts a view of the tree at
+  $FABRICSIM_RUN_DIR/sys; an invalid write fails for the writer with the kernel's errno
+  (EINVAL) and the value stays, every write is logged as it happens;
+- inotify (the fallback): the view is a symlink to the plain-file tree and the Watcher
+  below watches the writable attributes: it logs every write, and an invalid value is put
+  back to the previous one and logged with the errno the kernel returns (EINVAL).  The
+  writer itself still sees success (see README, limits).
+
+The mode in use is logged (journal) and kept in $FABRICSIM_RUN_DIR/sysfsd.mode.  In both
+modes the daemon answers drain requests (run_dir/watchctl), so `fabricsim log` is exact.
 """
 import ctypes
 import ctypes.util
 import os
+import signal
 import socket
 import struct
+import sys
 import time
 
 from . import log, paths, state, sysfs
@@ -82,7 +93,7 @@ class Watcher(object):
             profile = state.load_profile()
         except state.NoProfile:
             return self
-        for path in sysfs.writable_attributes(paths.sys_root(), profile):
+        for path in sysfs.writable_attributes(paths.sys_backing(), profile):
             if not os.path.exists(path):
                 continue
             d = os.path.dirname(path)
@@ -129,7 +140,7 @@ class Watcher(object):
             return []
         text = _read(path)
         ok, err, value = sysfs.validate(path, text)
-        rel = "/sys/" + os.path.relpath(path, paths.sys_root())
+        rel = "/sys/" + os.path.relpath(path, paths.sys_backing())
         if ok:
             self.known[path] = value
             if text != value:        # the kernel stores the parsed number
@@ -206,8 +217,93 @@ def drain(timeout=3.0):
     return False
 
 
-def run_forever():
+MODE_FILE = "sysfsd.mode"
+
+
+def _say(text):
+    sys.stderr.write("fabricsim-sysfsd: %s\n" % text)
+    sys.stderr.flush()
+
+
+def _set_mode(mode):
+    with open(paths.run_file(MODE_FILE), "w") as handle:
+        handle.write(mode + "\n")
+
+
+def current_mode():
+    """'fuse' or 'inotify' while the daemon runs, else None."""
+    return _read(paths.run_file(MODE_FILE)) or None if watcher_alive() else None
+
+
+def _answer_control(ino):
+    """FUSE mode: writes are handled synchronously, so a drain request is answered at once."""
+    ctl = paths.run_file(CONTROL)
+    for dummy, dummy, name in ino.read():
+        if not name.startswith("req-"):
+            continue
+        try:
+            os.unlink(os.path.join(ctl, name))
+        except OSError:
+            continue                # already answered (IN_CREATE and IN_CLOSE_WRITE both come)
+        with open(os.path.join(ctl, "ack-" + name[4:]), "w") as handle:
+            handle.write("ok\n")
+
+
+def serve_fuse(notify=True):
+    """Mount the FUSE view and serve it until SIGTERM/SIGINT; Unavailable if FUSE cannot work."""
+    from . import fusefs
+    server = fusefs.Server().mount()
+
+    def stop(signum, frame):
+        server.stopping = True
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    ino = None
+    try:
+        os.makedirs(paths.run_file(CONTROL), exist_ok=True)
+        ino = Inotify()
+        ino.add(paths.run_file(CONTROL), IN_CLOSE_WRITE | IN_CREATE)
+        if not server.serve(until=lambda: server.initialised, timeout=10):
+            _say("no FUSE INIT from the kernel within 10 s; serving anyway")
+        _set_mode("fuse")
+        _say("FUSE mode: %s is a FUSE view of %s; invalid writes fail with the kernel's errno"
+             % (server.mountpoint, server.backing))
+        if notify:
+            sd_notify("READY=1")
+        server.serve(extra_fds=[ino.fd], on_fd=lambda fd: _answer_control(ino))
+    finally:
+        if ino:
+            ino.close()
+        server.close()
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        _say("FUSE view unmounted")
+
+
+def cleanup():
+    """After the daemon stopped (ExecStopPost): no FUSE mount left, the plain view back."""
+    from . import fusefs
+    if fusefs.umount(os.path.join(os.path.realpath(paths.run_dir()), "sys")):
+        _say("stale FUSE mount of %s removed" % paths.sys_root())
+    with state.locked():
+        sysfs.ensure_view()
+
+
+def run_forever(mode="auto"):
+    """fabricsim-sysfsd: FUSE when it works (unless mode says otherwise), else inotify."""
+    from . import fusefs
     os.makedirs(paths.run_dir(), exist_ok=True)
     with open(paths.run_file("watch.pid"), "w") as handle:
         handle.write("%d\n" % os.getpid())
+    if mode != "inotify":
+        try:
+            serve_fuse()
+            return
+        except fusefs.Unavailable as exc:
+            if mode == "fuse":
+                raise
+            _say("FUSE unavailable (%s): falling back to the inotify watcher" % exc)
+    _set_mode("inotify")
+    _say("inotify mode: %s is plain files; an invalid write succeeds for the writer and is "
+         "reverted and logged afterwards" % paths.sys_root())
     Watcher().serve()

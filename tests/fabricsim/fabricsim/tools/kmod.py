@@ -27,7 +27,7 @@ def simulated(profile, name):
 
 
 def module_dir(name):
-    return os.path.join(paths.sys_root(), "module", canonical(name))
+    return os.path.join(paths.sys_backing(), "module", canonical(name))
 
 
 def loaded(name):
