@@ -1,4 +1,4 @@
-"""The simulated sysfs tree (built in $FABRICSIM_RUN_DIR/sys.backing, seen at .../sys) and the kernel's validation of writes."""
+"""The simulated sysfs tree (built in $RUN_DIR/sys.backing, seen at $RUN_DIR/sys) and the kernel's write checks."""
 import errno
 import ipaddress
 import os
