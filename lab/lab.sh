@@ -33,8 +33,11 @@ up() {
       podman start "$host" >/dev/null
     else
       echo "lab: starting $host"
+      # /dev/fuse + SYS_ADMIN (+ no AppArmor mount denial): fabricsim-sysfsd serves the
+      # simulated sysfs over FUSE, so invalid writes fail with EINVAL like the kernel's
       podman run -d --name "$host" --hostname "$host" --label "$LABEL=1" \
         --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
+        --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
         "$image" /sbin/init >/dev/null
     fi
   done

@@ -60,3 +60,35 @@ def test_nccl_conf_follows_the_topology(host):
         assert row and "v2" in row[0] and re.search(r"\d+\.\d+\.\d+\.\d+", row[0]), (index, gids)
     else:
         assert "NCCL_IB_GID_INDEX" not in conf
+
+
+WRITE_SEVEN = ("import sys\n"
+               "try:\n"
+               "    with open(sys.argv[1], \"w\") as handle:\n"
+               "        handle.write(\"7\\n\")\n"
+               "except OSError as exc:\n"
+               "    print(exc.errno)\n"
+               "else:\n"
+               "    print(\"accepted\")\n")
+
+
+def test_sysfs_refuses_an_invalid_write_with_einval(host):
+    """fabricsim-sysfsd serves the simulated sysfs over FUSE: the writer gets EINVAL, as from
+    mlx5's sysfs, and the value stays.  The log is put back as it was afterwards."""
+    assert host.file("/run/fabricsim/sysfsd.mode").content_string.strip() == "fuse"
+    mounts = host.file("/proc/self/mounts").content_string
+    assert re.search(r"^\S+ /run/fabricsim/sys fuse ", mounts, re.M), mounts
+    ecn = host.check_output("ls -d /run/fabricsim/sys/class/net/*/ecn 2>/dev/null || true").split()
+    assert ecn, "no netdev with ECN sysfs"            # every profile has an Ethernet port
+    path = ecn[0] + "/roce_np/enable/3"
+    before = host.file(path).content_string
+    log = "/var/lib/fabricsim/log.jsonl"
+    size = int(host.check_output("stat -c %%s %s 2>/dev/null || echo 0" % log))
+    try:
+        out = host.check_output("python3 -c '%s' %s" % (WRITE_SEVEN, path))
+        assert out.strip() == "22", out                 # EINVAL, from the writer's close()
+        assert host.file(path).content_string == before
+        recs = [json.loads(line) for line in host.check_output("fabricsim log --writes --json").splitlines()]
+        assert recs and recs[-1]["path"] == path.replace("/run/fabricsim", "") and recs[-1]["errno"] == 22, recs
+    finally:
+        host.run("truncate -s %d %s" % (size, log))
