@@ -37,9 +37,13 @@ options:
       - V(gids) adds the GID table of each port; V(pci) adds the PCIe link capability and
         status of NICs and GPUs; V(gpus) runs C(nvidia-smi) and derives the GPU list, the
         relation matrix and the rails.
+      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev: one
+        C(mlnx_qos -i IF -a) per port and its ECN, verbs ToS and RDMA-CM ToS files. It is
+        not part of V(all). Like O(rdma.fabric.dcqcn#module:state=gathered) it creates and
+        removes the rdma_cm configfs group of a device to read its ToS.
     type: list
     elements: str
-    choices: [all, devices, gids, pci, gpus]
+    choices: [all, devices, gids, pci, gpus, qos]
     default: [all]
   captured:
     description:
@@ -183,6 +187,15 @@ ansible_facts:
           description: Devices nearest to no GPU (storage, management), naturally sorted.
           type: list
           elements: str
+          returned: always
+        qos:
+          description:
+            - With V(qos), per netdev the C(device), C(port), the raw C(mlnx_qos) report and
+              the C(dcqcn) files as C(path:value) lines (the O(rdma.fabric.mlnx_qos#module:running_config)
+              and O(rdma.fabric.dcqcn#module:running_config) of those modules' V(parsed) state),
+              and C(errors) (why a part could not be read; that part is then null). Null
+              without V(qos).
+          type: dict
           returned: always
         errors:
           description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).
