@@ -27,9 +27,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
     TopoParseError, assign_rails, natural_sorted, parse_topo,
 )
 
-SUBSETS = ("all", "devices", "gids", "pci", "gpus", "qos")
-# `all` is every subset but qos: qos runs mlnx_qos on every RoCE port, which only the QoS
-# role needs.
+SUBSETS = ("all", "devices", "gids", "pci", "gpus", "counters", "qos")
+# `all` is every subset but counters and qos: qos runs mlnx_qos on every RoCE port, and the
+# counters are dozens of values per port; only the QoS role and the health gate need them.
 ALL_SUBSETS = ("devices", "gids", "pci", "gpus")
 CAPTURED_KEYS = ("nvidia_smi_topo", "nvidia_smi_gpus", "ibstat", "show_gids", "ibdev2netdev")
 
@@ -219,11 +219,20 @@ def read_pci_function(pci_dir, with_link):
     if with_link:
         current, maximum = _speed_gts(attr("current_link_speed")), _speed_gts(attr("max_link_speed"))
         width, max_width = _int(attr("current_link_width")), _int(attr("max_link_width"))
+        # A link trains to what both ends can do: a Gen4 NIC in a Gen3 slot runs at 8 GT/s
+        # and is not degraded. The upstream port is the parent directory of the function.
+        upstream = os.path.dirname(os.path.realpath(pci_dir))
+        up_speed = up_width = None
+        if _BDF.match(os.path.basename(upstream)):
+            up_speed = _speed_gts(read_sysfs(os.path.join(upstream, "max_link_speed"), ""))
+            up_width = _int(read_sysfs(os.path.join(upstream, "max_link_width"), ""))
         downgraded = None
         if None not in (current, maximum, width, max_width):
-            downgraded = current < maximum or width < max_width
+            downgraded = (current < min(s for s in (maximum, up_speed) if s is not None)
+                          or width < min(w for w in (max_width, up_width) if w is not None))
         info["pcie"] = {"current_link_speed": current, "current_link_width": width,
                         "max_link_speed": maximum, "max_link_width": max_width,
+                        "upstream_max_link_speed": up_speed, "upstream_max_link_width": up_width,
                         "downgraded": downgraded}
     return info
 
@@ -248,10 +257,24 @@ def _netdev_by_dev_port(device_dir, port_number):
     return None
 
 
+def read_port_counters(port_base):
+    """``counters/*`` (IB PortCounters: symbol_error, link_downed, port_rcv_errors...) and
+    ``hw_counters/*`` (mlx5: out_of_buffer, np_cnp_sent...) of one port, as integers; a
+    name present in both keeps the ``counters/`` value."""
+    values = {}
+    for directory in ("hw_counters", "counters"):
+        for name in _listdir(*port_base + (directory,)):
+            value = _int(_read(*port_base + (directory, name)) or "")
+            if value is not None:
+                values[name] = value
+    return dict(sorted(values.items()))
+
+
 def read_rdma_sysfs(subsets):
     """Devices under /sys/class/infiniband, naturally sorted; {} when there are none."""
     with_gids = "gids" in subsets
     with_link = "pci" in subsets
+    with_counters = "counters" in subsets
     devices = {}
     for name in _listdir("class", "infiniband"):
         dev_dir = sysfs_path("class", "infiniband", name)
@@ -286,6 +309,8 @@ def read_rdma_sysfs(subsets):
             if gid0 and gid0 not in _ZERO_GIDS:
                 port["port_guid"] = normalize_guid(gid0[20:])
             port["netdev"] = _read(*base + ("gid_attrs", "ndevs", "0")) or _netdev_by_dev_port(dev_dir, number)
+            if with_counters:
+                port["counters"] = read_port_counters(base)
             if with_gids:
                 for index_name in _listdir(*base + ("gids",)):
                     index = _int(index_name)

@@ -37,13 +37,15 @@ options:
       - V(gids) adds the GID table of each port; V(pci) adds the PCIe link capability and
         status of NICs and GPUs; V(gpus) runs C(nvidia-smi) and derives the GPU list, the
         relation matrix and the rails.
+      - V(counters) adds each port's C(counters/) and C(hw_counters/) values as
+        C(counters) (name to integer). Not part of V(all).
       - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev: one
         C(mlnx_qos -i IF -a) per port and its ECN, verbs ToS and RDMA-CM ToS files. It is
         not part of V(all). Like O(rdma.fabric.dcqcn#module:state=gathered) it creates and
         removes the rdma_cm configfs group of a device to read its ToS.
     type: list
     elements: str
-    choices: [all, devices, gids, pci, gpus, qos]
+    choices: [all, devices, gids, pci, gpus, counters, qos]
     default: [all]
   captured:
     description:
@@ -144,11 +146,15 @@ ansible_facts:
               C(node_type), C(pci_address), C(numa_node), C(pcie), C(netdevs), C(role)
               (V(compute), V(extra), or null without GPU topology) and C(ports).
             - C(pcie) (subset V(pci)) has C(current_link_speed), C(max_link_speed) (GT/s),
-              C(current_link_width), C(max_link_width) and C(downgraded).
+              C(current_link_width), C(max_link_width), the capability of the port above it
+              C(upstream_max_link_speed) and C(upstream_max_link_width) (null when the
+              function sits on a root bus) and C(downgraded), true when the link runs below
+              what both ends can do (a Gen4 NIC in a Gen3 slot at 8 GT/s is not downgraded).
             - Each port has C(port), C(state) (V(ACTIVE), V(DOWN), V(INIT), V(ARMED)),
               C(phys_state) (V(LinkUp), V(Disabled)...), C(rate), C(rate_gbps), C(link_layer)
               (V(InfiniBand) or V(Ethernet)), C(port_guid), C(lid), C(sm_lid), C(netdev),
-              C(ipv4) (addresses of IPv4-mapped GIDs) and C(gids).
+              C(ipv4) (addresses of IPv4-mapped GIDs), C(gids) and, with subset V(counters),
+              C(counters).
             - Each GID has C(index), C(gid) (8 groups of 4 hex digits), C(type) (V(IB),
               V(RoCE v1), V(RoCE v2)), C(netdev) and C(ipv4).
           type: dict

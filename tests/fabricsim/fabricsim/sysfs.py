@@ -81,6 +81,27 @@ def _symlink(target, link):
     os.symlink(target, link)
 
 
+def pci_dir(profile, bdf):
+    """``devices/<host bridge>/<root port>/.../<bdf>`` relative to the sysfs root."""
+    chain = [bdf] + profile.ancestors(bdf)
+    host = profile.host_bridge(bdf) or "pci" + chain[-1][:7]      # pci0000:3a
+    return os.path.join("devices", host, *reversed(chain))
+
+
+def _link_dir(target, link):
+    """``link`` -> ``target`` (a directory), relative; replaces a flat tree's real directory."""
+    os.makedirs(target, exist_ok=True)
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    relative = os.path.relpath(target, os.path.dirname(link))
+    if os.path.islink(link):
+        if os.readlink(link) == relative:
+            return
+        os.unlink(link)
+    elif os.path.isdir(link):
+        shutil.rmtree(link)
+    os.symlink(relative, link)
+
+
 def writable_attributes(root, profile):
     """Every sysfs file a user may write (the watcher validates these)."""
     out = []
@@ -164,7 +185,11 @@ def build(profile, reset=False):
     new_generation = reset or not os.path.exists(os.path.join(paths.run_dir(), "generation"))
     counters = profile.faults.get("counters", {})
     for bdf, dev in profile.pci.items():
-        base = os.path.join(root, "bus/pci/devices", bdf)
+        # The function lives under its host bridge and every bridge above it, as the kernel
+        # lays it out; bus/pci/devices/<bdf> links there (readers find the upstream port
+        # as the parent directory).
+        base = os.path.join(root, pci_dir(profile, bdf))
+        _link_dir(base, os.path.join(root, "bus/pci/devices", bdf))
         _write(os.path.join(base, "numa_node"), str(dev.get("numa", -1)))
         _write(os.path.join(base, "vendor"), dev.get("vendor", "0x15b3"))
         _write(os.path.join(base, "device"), dev.get("device", "0x0000"))
@@ -182,9 +207,10 @@ def build(profile, reset=False):
     for nic in profile.nics:
         model = profile.model(nic)
         ib = os.path.join(root, "class/infiniband", nic["dev"])
-        _symlink("../../../bus/pci/devices/" + nic["bdf"], os.path.join(ib, "device"))
-        _symlink("../../../../../class/infiniband/" + nic["dev"],
-                 os.path.join(root, "bus/pci/devices", nic["bdf"], "infiniband", nic["dev"]))
+        function = os.path.join(root, pci_dir(profile, nic["bdf"]))
+        _symlink(os.path.relpath(function, ib), os.path.join(ib, "device"))
+        _symlink(os.path.relpath(ib, os.path.join(function, "infiniband")),
+                 os.path.join(function, "infiniband", nic["dev"]))
         _write(os.path.join(ib, "node_guid"), nic["node_guid"])
         _write(os.path.join(ib, "sys_image_guid"), nic["sys_image_guid"])
         _write(os.path.join(ib, "fw_ver"), nic["fw"])
@@ -235,9 +261,9 @@ def build(profile, reset=False):
             _write(os.path.join(cm, "default_roce_tos"), "0", force=reset)
             # netdev
             nd = os.path.join(root, "class/net", port["netdev"])
-            _symlink("../../../bus/pci/devices/" + nic["bdf"], os.path.join(nd, "device"))
-            _symlink("../../../../../class/net/" + port["netdev"],
-                     os.path.join(root, "bus/pci/devices", nic["bdf"], "net", port["netdev"]))
+            _symlink(os.path.relpath(function, nd), os.path.join(nd, "device"))
+            _symlink(os.path.relpath(nd, os.path.join(function, "net")),
+                     os.path.join(function, "net", port["netdev"]))
             if eth:
                 _write(os.path.join(nd, "address"), port["mac"])
                 _write(os.path.join(nd, "type"), "1")

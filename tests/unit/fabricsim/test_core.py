@@ -39,9 +39,15 @@ def test_sysfs_tree_hgx(sim):
     assert sim.sysfs(base + "gids/3") == "0000:0000:0000:0000:0000:ffff:0a0a:000b\n"   # ::ffff:10.10.0.11
     assert sim.sysfs(base + "gids/0").startswith("fe80:0000:0000:0000:a288:c2ff:feb8:")
     link = os.readlink(os.path.join(sim.sys, "class/infiniband/mlx5_0/device"))
-    assert link == "../../../bus/pci/devices/0000:18:00.0"
+    # as the kernel lays it out: the function under its host bridge and bridges, and
+    # bus/pci/devices/<bdf> a link to the same place
+    function = "devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0"
+    assert link == "../../../" + function
     assert os.path.realpath(os.path.join(sim.sys, "class/infiniband/mlx5_0/device")) == \
-        os.path.join(os.path.realpath(sim.sys), "bus/pci/devices/0000:18:00.0")
+        os.path.realpath(os.path.join(sim.sys, "bus/pci/devices/0000:18:00.0")) == \
+        os.path.join(os.path.realpath(sim.sys), function)
+    assert os.path.realpath(os.path.join(sim.sys, function, "infiniband/mlx5_0")) == \
+        os.path.join(os.path.realpath(sim.sys), "class/infiniband/mlx5_0")
     pci = "bus/pci/devices/0000:18:00.0/"
     assert sim.sysfs(pci + "numa_node") == "0\n"
     assert sim.sysfs(pci + "current_link_speed") == "32.0 GT/s PCIe\n"

@@ -166,7 +166,10 @@ def test_sysfs_infiniband_port(sysfs):
 def test_sysfs_pcie_link(sysfs):
     devices = rf.read_rdma_sysfs({"devices", "pci"})
     assert devices["mlx5_0"]["pcie"] == {"current_link_speed": 32.0, "current_link_width": 16,
-                                         "max_link_speed": 32.0, "max_link_width": 16, "downgraded": False}
+                                         "max_link_speed": 32.0, "max_link_width": 16,
+                                         # on the root bus (pci0000:00): no upstream port
+                                         "upstream_max_link_speed": None, "upstream_max_link_width": None,
+                                         "downgraded": False}
     assert devices["mlx5_1"]["pcie"]["downgraded"] is True
     assert devices["mlx5_1"]["pcie"]["current_link_speed"] == 16.0
     assert rf.read_rdma_sysfs({"devices"})["mlx5_0"]["pcie"] is None
