@@ -120,8 +120,10 @@ def test_view_is_a_fuse_mount_and_reads_static_attributes(fuse_sim):
 def test_symlinks_and_listdir(fuse_sim):
     sim = fuse_sim
     dev = _path(sim, "class/infiniband/mlx5_0/device")
-    assert os.path.islink(dev) and os.readlink(dev) == "../../../bus/pci/devices/0000:18:00.0"
-    assert os.path.realpath(dev) == os.path.join(os.path.realpath(sim.sys), "bus/pci/devices/0000:18:00.0")
+    function = "devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0"
+    assert os.path.islink(dev) and os.readlink(dev) == "../../../" + function
+    assert os.path.realpath(dev) == os.path.join(os.path.realpath(sim.sys), function)
+    assert os.path.realpath(_path(sim, "bus/pci/devices/0000:18:00.0")) == os.path.realpath(dev)
     assert os.listdir(os.path.join(dev, "net")) == [IF]
     assert sorted(os.listdir(_path(sim, ECN + "roce_np/enable"))) == [str(p) for p in range(8)]
     assert {"bus", "class", "module"} <= set(os.listdir(sim.sys))
