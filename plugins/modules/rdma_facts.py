@@ -39,7 +39,7 @@ options:
         relation matrix and the rails.
       - V(counters) adds each port's C(counters/) and C(hw_counters/) values as
         C(counters) (name to integer). Not part of V(all).
-      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev: one
+      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev, with one
         C(mlnx_qos -i IF -a) per port and its ECN, verbs ToS and RDMA-CM ToS files. It is
         not part of V(all). Like O(rdma.fabric.dcqcn#module:state=gathered) it creates and
         removes the rdma_cm configfs group of a device to read its ToS.
