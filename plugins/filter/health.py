@@ -17,6 +17,9 @@ from ansible.errors import AnsibleFilterError
 DEFAULT_CHECKS = {
     "expected_devices": None,
     "expected_gpus": None,
+    # a GPU node: no GPU found, or nvidia-smi failing, is a finding (elsewhere nvidia-smi
+    # failing for want of a driver is normal)
+    "gpus_required": False,
     "ignore_devices": [],
     "min_rate_gbps": None,
     "pcie": True,
@@ -87,7 +90,10 @@ def health_findings(facts, checks=None):
     devices = facts.get("devices") or {}
     findings = []
 
+    gpus_required = bool(checks["gpus_required"] or checks["expected_gpus"])
     for error in facts.get("errors") or []:
+        if error.get("tool") == "nvidia-smi" and not gpus_required:
+            continue
         findings.append(_finding("facts", error.get("tool") or "tool", "readable", error.get("msg")))
     if checks["expected_devices"] is not None and len(devices) != checks["expected_devices"]:
         findings.append(_finding("devices", "RDMA devices", checks["expected_devices"],
@@ -95,6 +101,8 @@ def health_findings(facts, checks=None):
     gpus = facts.get("gpus") or []
     if checks["expected_gpus"] is not None and len(gpus) != checks["expected_gpus"]:
         findings.append(_finding("gpus", "GPUs", checks["expected_gpus"], len(gpus)))
+    elif checks["gpus_required"] and not gpus:
+        findings.append(_finding("gpus", "GPUs", "at least one", 0))
 
     # Peer rate: a port slower than the fastest port of the same model and link layer trained down.
     fastest = {}

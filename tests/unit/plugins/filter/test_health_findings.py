@@ -113,6 +113,12 @@ def test_counts_and_gather_errors(facts):
                                       "expected_devices": 4, "expected_gpus": 8})
     assert by_check(findings) == [("facts", "nvidia-smi"), ("gpus", "GPUs")]
     assert [f["actual"] for f in findings if f["check"] == "gpus"] == [2]
+    # not a GPU node: nvidia-smi without a driver is normal
+    assert health_findings(data, {"ignore_devices": ["mlx5_2"], "pcie": False}) == []
+    data["gpus"], data["rails"] = [], []
+    findings = health_findings(data, {"ignore_devices": ["mlx5_2"], "pcie": False, "gpus_required": True})
+    assert [(f["check"], f["expected"], f["actual"]) for f in findings] == [
+        ("facts", "readable", data["errors"][0]["msg"]), ("gpus", "at least one", 0)]
     findings = health_findings(data, {"expected_devices": 3, "ignore_devices": ["mlx5_2"], "pcie": False})
     assert ("devices", "RDMA devices") in by_check(findings)
 
