@@ -37,7 +37,7 @@ options:
       - V(gids) adds the GID table of each port; V(pci) adds the PCIe link capability and
         status of NICs and GPUs; V(gpus) runs C(nvidia-smi) and derives the GPU list, the
         relation matrix and the rails.
-      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev: one
+      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev, with one
         C(mlnx_qos -i IF -a) per port and its ECN, verbs ToS and RDMA-CM ToS files. It is
         not part of V(all). Like O(rdma.fabric.dcqcn#module:state=gathered) it creates and
         removes the rdma_cm configfs group of a device to read its ToS.
