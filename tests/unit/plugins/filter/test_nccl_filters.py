@@ -12,16 +12,14 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.nccl import FilterModule
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, build_host
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
 
 FILTERS = FilterModule().filters()
 
 
 @pytest.fixture
 def rails(tmp_path, monkeypatch):
-    root = str(tmp_path / "sys")
-    build_host(root)
-    monkeypatch.setenv("SYSFS_PATH", root)
+    host_sysfs(tmp_path, monkeypatch)
     subsets = set(rf.SUBSETS)
     raw = {"devices": rf.read_rdma_sysfs(subsets), "topo_text": TOPO_TEXT, "gpu_list": None,
            "gpu_pci": {}, "errors": []}

@@ -32,6 +32,8 @@ TOPO_TEXT = (
     "NIC2\tSYS\tSYS\tSYS\tSYS\t X \t\t\t\t\n"
     "\nLegend:\n\n  X    = Self\n\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n  NIC2: mlx5_10\n"
 )
+# nvidia-smi --query-gpu=index,pci.bus_id,name,uuid answer for the same host.
+GPU_QUERY = "0, 00000000:18:00.0, NVIDIA H100 80GB HBM3, GPU-a\n1, 00000000:9B:00.0, NVIDIA H100 80GB HBM3, GPU-b\n"
 
 
 def _write(path, text):
@@ -120,12 +122,17 @@ def build_host(root):
     add_pci(root, "0000:07:00.0", 0, vendor="0x10de", pci_class="0x068000")  # NVSwitch: not a GPU
 
 
-@pytest.fixture
-def sysfs(tmp_path, monkeypatch):
+def host_sysfs(tmp_path, monkeypatch):
+    """build_host() under tmp_path/sys with SYSFS_PATH pointing there; returns that root."""
     root = str(tmp_path / "sys")
     build_host(root)
     monkeypatch.setenv("SYSFS_PATH", root)
     return root
+
+
+@pytest.fixture
+def sysfs(tmp_path, monkeypatch):
+    return host_sysfs(tmp_path, monkeypatch)
 
 
 # ------------------------------------------------------------------ sysfs reader

@@ -11,14 +11,11 @@ import json
 import os
 
 import pytest
-import yaml
-
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn as D
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.modules import dcqcn
+from ansible_collections.rdma.fabric.tests.unit import helpers
 
 import samples
 
@@ -53,32 +50,9 @@ def root(tmp_path, monkeypatch):
     return tmp_path
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
-def run(monkeypatch, args, check_mode=False, diff=False, writes=None):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (dummy for dummy in ()).throw(Exit(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (dummy for dummy in ()).throw(Fail(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "run_command",
-                        lambda self, *a, **k: (dummy for dummy in ()).throw(AssertionError("no command may run")))
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    if diff:
-        args["_ansible_diff"] = True
-    with patch_module_args(args):
-        try:
-            dcqcn.main()
-        except Exit as exc:
-            return "exit", exc.args[0]
-        except Fail as exc:
-            return "fail", exc.args[0]
-    raise AssertionError("no exit_json/fail_json")
+def run(monkeypatch, args, check_mode=False, diff=False):
+    """dcqcn only reads and writes sysfs: any command run is an error."""
+    return helpers.run_module(monkeypatch, dcqcn.main, args, check_mode=check_mode, diff=diff)
 
 
 def tos_emulating_write(monkeypatch):
@@ -297,20 +271,7 @@ def test_plan_replaced_only_differing_files():
 
 
 def test_documentation_matches_argspec():
-    doc = yaml.safe_load(dcqcn.DOCUMENTATION)
-    yaml.safe_load(dcqcn.EXAMPLES)
-    yaml.safe_load(dcqcn.RETURN)
-
-    def check(doc_options, spec, path):
-        assert set(doc_options) == set(spec), path
-        for name, d in doc_options.items():
-            a = spec[name]
-            for key, default in (("type", "str"), ("elements", None), ("choices", None), ("default", None)):
-                assert d.get(key, default) == a.get(key, default), "%s.%s.%s" % (path, name, key)
-            assert bool(d.get("required")) == bool(a.get("required")), path + name
-            if "suboptions" in d or "options" in a:
-                check(d.get("suboptions", {}), a.get("options", {}), path + "." + name)
-    check(doc["options"], dcqcn.argument_spec(), "options")
+    helpers.assert_doc_matches_argspec(dcqcn)
 
 
 def test_tos_write_refused_by_kernel_is_reported(monkeypatch, root):

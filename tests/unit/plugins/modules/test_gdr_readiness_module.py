@@ -8,34 +8,26 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness
-from ansible_collections.rdma.fabric.tests.unit import samples
+from ansible_collections.rdma.fabric.tests.unit import helpers, samples
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import (
     LSPCI, OPEN_DRIVER, PROC_MODULES)
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, build_host
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
 
 TOPO = samples.load("nvidia_smi_topo.txt")
-GPU_QUERY = "0, 00000000:18:00.0, NVIDIA H100 80GB HBM3, GPU-a\n1, 00000000:9B:00.0, NVIDIA H100 80GB HBM3, GPU-b\n"
 
 
 def run_main(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            gdr_readiness.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return helpers.run_main_json(capsys, gdr_readiness.main, args)
 
 
 @pytest.fixture
 def host(tmp_path, monkeypatch):
-    root = str(tmp_path / "sys")
-    build_host(root)
-    monkeypatch.setenv("SYSFS_PATH", root)
+    root = host_sysfs(tmp_path, monkeypatch)
     proc = tmp_path / "proc"
     (proc / "sys" / "kernel").mkdir(parents=True)
     (proc / "modules").write_text(PROC_MODULES)
@@ -127,11 +119,7 @@ def test_gdr_level_choice_refused(capsys, host):
 
 
 def test_captured_does_not_touch_the_host(capsys, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("host touched")
-    monkeypatch.setattr(gdr_readiness.AnsibleModule, "run_command", refuse)
-    monkeypatch.setattr(gdr_readiness.AnsibleModule, "get_bin_path", refuse)
-    monkeypatch.setenv("SYSFS_PATH", "/nonexistent")
+    helpers.forbid_host(monkeypatch)
     rc, result = run_main(capsys, {"gdr_level": "SYS", "captured": {
         "nvidia_smi_topo": TOPO["TOPO-REAL-OLDFMT-2GPU"].raw, "proc_modules": PROC_MODULES}})
     facts = result["ansible_facts"]["gdr"]

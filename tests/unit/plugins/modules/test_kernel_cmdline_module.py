@@ -7,14 +7,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 import shutil
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.modules import kernel_cmdline
+from ansible_collections.rdma.fabric.tests.unit import helpers
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "grub")
 DEV_LIST = "disable_acs_redir=0000:17:00.0;0000:18:00.0"
@@ -22,10 +21,7 @@ ARGS = [{"name": "iommu", "value": "pt"}, {"name": "pci", "value": DEV_LIST}]
 
 
 def run_main(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            kernel_cmdline.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return helpers.run_main_json(capsys, kernel_cmdline.main, args)
 
 
 @pytest.fixture

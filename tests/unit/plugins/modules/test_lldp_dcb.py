@@ -5,15 +5,12 @@ from __future__ import absolute_import, division, print_function
 import re
 
 import pytest
-import yaml
-
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 import samples
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.modules import lldp_dcb
+from ansible_collections.rdma.fabric.tests.unit import helpers
 
 LL = samples.load("lldptool.txt")
 
@@ -198,14 +195,6 @@ class FakeLldpad(object):
         raise AssertionError(argv)
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
 @pytest.fixture
 def sysfs(tmp_path, monkeypatch):
     (tmp_path / "class" / "net" / "eth2").mkdir(parents=True)
@@ -213,20 +202,8 @@ def sysfs(tmp_path, monkeypatch):
 
 
 def run(monkeypatch, device, args, check_mode=False):
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: device(argv))
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/sbin/" + name)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", lambda self, **kw: (dummy for dummy in ()).throw(Exit(kw)))
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", lambda self, **kw: (dummy for dummy in ()).throw(Fail(kw)))
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    with patch_module_args(args):
-        try:
-            lldp_dcb.main()
-        except Exit as exc:
-            return "exit", exc.args[0]
-        except Fail as exc:
-            return "fail", exc.args[0]
+    return helpers.run_module(monkeypatch, lldp_dcb.main, args, check_mode=check_mode,
+                              run_command=lambda argv, **kw: device(argv), bin_dir="/usr/sbin/")
 
 
 ROCE = {"admin_status": "rxtx", "pfc": {"willing": False, "enabled": [3], "enable_tx": True},
@@ -289,20 +266,7 @@ def test_midway_failure(monkeypatch, sysfs):
 
 
 def test_documentation_matches_argspec():
-    doc = yaml.safe_load(lldp_dcb.DOCUMENTATION)
-    yaml.safe_load(lldp_dcb.EXAMPLES)
-    yaml.safe_load(lldp_dcb.RETURN)
-
-    def check(doc_options, spec, path):
-        assert set(doc_options) == set(spec), path
-        for name, d in doc_options.items():
-            a = spec[name]
-            for key, default in (("type", "str"), ("elements", None), ("choices", None), ("default", None)):
-                assert d.get(key, default) == a.get(key, default), "%s.%s.%s" % (path, name, key)
-            assert bool(d.get("required")) == bool(a.get("required")), path + name
-            if "suboptions" in d or "options" in a:
-                check(d.get("suboptions", {}), a.get("options", {}), path + "." + name)
-    check(doc["options"], lldp_dcb.argument_spec(), "options")
+    helpers.assert_doc_matches_argspec(lldp_dcb)
 
 
 def test_truncated_bitmask_all_priorities_is_converged_via_tlv_view(monkeypatch, sysfs):

@@ -13,9 +13,9 @@ import json
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.modules import mlnx_qos
+from ansible_collections.rdma.fabric.tests.unit import helpers
 
 TSA_ORDER = ("strict", "ets", "vendor")
 
@@ -129,14 +129,6 @@ class FakeMlnxQos(object):
         return 0, self.report(), ""
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
 @pytest.fixture
 def sysfs(tmp_path, monkeypatch):
     (tmp_path / "class" / "net" / "eth2").mkdir(parents=True)
@@ -145,33 +137,12 @@ def sysfs(tmp_path, monkeypatch):
 
 
 def run(monkeypatch, device, args, check_mode=False, diff=False):
-    def run_command(self, argv, **kwargs):
+    def run_command(argv, **kwargs):
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         return device(argv)
 
-    def exit_json(self, **kwargs):
-        raise Exit(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Fail(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    args = dict(args)
-    if check_mode:
-        args["_ansible_check_mode"] = True
-    if diff:
-        args["_ansible_diff"] = True
-    with patch_module_args(args):
-        try:
-            mlnx_qos.main()
-        except Exit as exc:
-            return "exit", exc.args[0]
-        except Fail as exc:
-            return "fail", exc.args[0]
-    raise AssertionError("module returned without exit_json/fail_json")
+    return helpers.run_module(monkeypatch, mlnx_qos.main, args, check_mode=check_mode, diff=diff,
+                              run_command=run_command, bin_dir="/usr/bin/")
 
 
 ROCE = {"dcbx": "os", "trust": "dscp", "pfc": [3],
@@ -367,28 +338,7 @@ def test_tsa_only_change_sends_zero_share_for_non_ets_tcs(monkeypatch, sysfs):
     assert res["after"]["tsa"] == ["strict"] * 8
 
 
-def doc_options_match_spec(doc_options, spec, path="options"):
-    """DOCUMENTATION options and the argument_spec agree on names, types, elements,
-    choices, defaults, required and suboptions (what validate-modules checks)."""
-    assert set(doc_options) == set(spec), "%s: %s vs %s" % (path, sorted(doc_options), sorted(spec))
-    for name, doc in doc_options.items():
-        arg = spec[name]
-        where = "%s.%s" % (path, name)
-        assert doc.get("type", "str") == arg.get("type", "str"), where
-        assert doc.get("elements") == arg.get("elements"), where
-        assert doc.get("choices") == arg.get("choices"), where
-        assert doc.get("default") == arg.get("default"), where
-        assert bool(doc.get("required", False)) == bool(arg.get("required", False)), where
-        assert "description" in doc, where
-        if "suboptions" in doc or "options" in arg:
-            doc_options_match_spec(doc.get("suboptions", {}), arg.get("options", {}), where)
-
-
 def test_documentation_is_valid_yaml_and_matches_argspec():
-    import yaml
-    doc = yaml.safe_load(mlnx_qos.DOCUMENTATION)
+    doc = helpers.assert_doc_matches_argspec(mlnx_qos)
     assert doc["module"] == "mlnx_qos" and doc["version_added"] == "0.1.0"
     assert set(doc["attributes"]) == {"check_mode", "diff_mode", "platform"}
-    yaml.safe_load(mlnx_qos.EXAMPLES)
-    yaml.safe_load(mlnx_qos.RETURN)
-    doc_options_match_spec(doc["options"], mlnx_qos.argument_spec())

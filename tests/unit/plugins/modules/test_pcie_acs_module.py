@@ -8,13 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.modules import pcie_acs
-from ansible_collections.rdma.fabric.tests.unit import samples
+from ansible_collections.rdma.fabric.tests.unit import helpers, samples
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
 
 LSPCI = samples.load("lspci_pcie.txt")
@@ -23,10 +20,7 @@ CLEAR = "ACSCtl:\tSrcValid+ TransBlk- ReqRedir- CmpltRedir- UpstreamFwd+ EgressC
 
 
 def run_main(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            pcie_acs.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return helpers.run_main_json(capsys, pcie_acs.main, args)
 
 
 @pytest.fixture

@@ -8,34 +8,24 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.rdma.fabric.plugins.modules import rdma_facts
-from ansible_collections.rdma.fabric.tests.unit import samples
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, build_host
+from ansible_collections.rdma.fabric.tests.unit import helpers, samples
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
 
 SHOW_GIDS = samples.load("show_gids.txt")
 IBSTAT = samples.load("ibstat.txt")
 TOPO = samples.load("nvidia_smi_topo.txt")
 
-GPU_QUERY = "0, 00000000:18:00.0, NVIDIA H100 80GB HBM3, GPU-a\n1, 00000000:9B:00.0, NVIDIA H100 80GB HBM3, GPU-b\n"
-
 
 def run_main(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            rdma_facts.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return helpers.run_main_json(capsys, rdma_facts.main, args)
 
 
 @pytest.fixture
 def host(tmp_path, monkeypatch):
-    root = str(tmp_path / "sys")
-    build_host(root)
-    monkeypatch.setenv("SYSFS_PATH", root)
+    host_sysfs(tmp_path, monkeypatch)
     calls = []
     return {"calls": calls, "monkeypatch": monkeypatch}
 
@@ -105,11 +95,7 @@ def test_host_without_rdma_devices(capsys, tmp_path, monkeypatch):
 
 
 def test_captured_does_not_touch_the_host(capsys, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("host touched")
-    monkeypatch.setattr(rdma_facts.AnsibleModule, "run_command", refuse)
-    monkeypatch.setattr(rdma_facts.AnsibleModule, "get_bin_path", refuse)
-    monkeypatch.setenv("SYSFS_PATH", "/nonexistent")
+    helpers.forbid_host(monkeypatch)
     captured = {"nvidia_smi_topo": TOPO["TOPO-REAL-OLDFMT-2GPU"].raw,
                 "show_gids": SHOW_GIDS["SHOWGIDS-REAL-CX5"].raw}
     rc, result = run_main(capsys, {"captured": captured})

@@ -7,23 +7,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
-import pytest
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.rdma.fabric.plugins.modules import sm_info
-from ansible_collections.rdma.fabric.tests.unit import samples
+from ansible_collections.rdma.fabric.tests.unit import helpers, samples
 
 SMINFO = samples.load("sminfo.txt")
 SAQUERY = samples.load("saquery.txt")
 
 
 def run_main(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            sm_info.main()
-    return exc.value.code, json.loads(capsys.readouterr().out)
+    return helpers.run_main_json(capsys, sm_info.main, args)
 
 
 def test_parsed_two_sm_capture(capsys):

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared unit-test helpers: run a module's main() and check its DOCUMENTATION against its argument_spec.
+
+Import as ``from ansible_collections.rdma.fabric.tests.unit import helpers`` (tests/unit/conftest.py
+makes that path work under plain pytest as well as under ansible-test).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+import yaml
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+
+class ExitJson(Exception):
+    """exit_json() was called; args[0] is the result."""
+
+
+class FailJson(Exception):
+    """fail_json() was called; args[0] is the result."""
+
+
+def _exit_json(self, **kwargs):
+    raise ExitJson(kwargs)
+
+
+def _fail_json(self, **kwargs):
+    raise FailJson(kwargs)
+
+
+def _no_command(self, *args, **kwargs):
+    raise AssertionError("no command may run")
+
+
+def run_module(monkeypatch, main, args, check_mode=False, diff=False, run_command=None, bin_dir=None):
+    """Run ``main()`` with ``args``; returns ("exit" | "fail", result).
+
+    run_command: fake ``(argv, **kwargs) -> (rc, stdout, stderr)``; None makes any command an error.
+    bin_dir: when given, get_bin_path(name) answers ``bin_dir + name``.
+    """
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail_json)
+    if run_command is None:
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", _no_command)
+    else:
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: run_command(argv, **kw))
+    if bin_dir is not None:
+        monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: bin_dir + name)
+    args = dict(args)
+    if check_mode:
+        args["_ansible_check_mode"] = True
+    if diff:
+        args["_ansible_diff"] = True
+    with patch_module_args(args):
+        try:
+            main()
+        except ExitJson as exc:
+            return "exit", exc.args[0]
+        except FailJson as exc:
+            return "fail", exc.args[0]
+    raise AssertionError("module returned without exit_json/fail_json")
+
+
+def run_main_json(capsys, main, args):
+    """Run ``main()`` unpatched; returns its exit code and the JSON result it printed."""
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as exc:
+            main()
+    return exc.value.code, json.loads(capsys.readouterr().out)
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("host touched")
+
+
+def forbid_host(monkeypatch):
+    """For captured mode: running a command or looking up a tool fails the test; SYSFS_PATH points nowhere."""
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", _refuse)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", _refuse)
+    monkeypatch.setenv("SYSFS_PATH", "/nonexistent")
+
+
+def _options_match_spec(doc_options, spec, path):
+    assert set(doc_options) == set(spec), "%s: %s vs %s" % (path, sorted(doc_options), sorted(spec))
+    for name, doc in doc_options.items():
+        arg = spec[name]
+        where = "%s.%s" % (path, name)
+        for key, default in (("type", "str"), ("elements", None), ("choices", None), ("default", None)):
+            assert doc.get(key, default) == arg.get(key, default), "%s.%s" % (where, key)
+        assert bool(doc.get("required")) == bool(arg.get("required")), where
+        assert "description" in doc, where
+        if "suboptions" in doc or "options" in arg:
+            _options_match_spec(doc.get("suboptions", {}), arg.get("options", {}), where)
+
+
+def assert_doc_matches_argspec(module):
+    """DOCUMENTATION, EXAMPLES and RETURN are YAML, and DOCUMENTATION's options agree with
+    ``module.argument_spec()`` on names, type, elements, choices, default, required,
+    description and suboptions (what validate-modules checks).  Returns the parsed DOCUMENTATION."""
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    yaml.safe_load(module.EXAMPLES)
+    yaml.safe_load(module.RETURN)
+    _options_match_spec(doc["options"], module.argument_spec(), "options")
+    return doc
