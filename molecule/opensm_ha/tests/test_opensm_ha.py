@@ -94,3 +94,15 @@ def test_service_enabled_and_running(host, unit):
     instance = host.service("opensm@%s.service" % want["guid"])
     assert instance.is_running
     assert host.process.filter(comm="opensm")
+
+
+def test_opensm_runs_with_the_umad2sim_timeout_shim(host):
+    # Simulation only: the MAD timeouts umad2sim lacks (tests/ibsim/umad2sim_timeouts.c,
+    # docs/opensm.md "The stuck handback on ibsim"). The shim must come before umad2sim.
+    pid = host.process.get(comm="opensm").pid
+    maps = host.file("/proc/%d/maps" % pid).content_string
+    assert "umad2sim_timeouts.so" in maps
+    assert "libumad2sim.so" in maps
+    environ = host.file("/proc/%d/environ" % pid).content_string
+    preload = [v for v in environ.split("\0") if v.startswith("LD_PRELOAD=")]
+    assert preload and preload[0].index("umad2sim_timeouts.so") < preload[0].index("libumad2sim.so"), preload
