@@ -332,7 +332,7 @@ class Server(object):
     # ---- the sysfs part -------------------------------------------------------------
     def writable(self):
         """Relative paths of the writable attributes, recomputed when the tree is rebuilt."""
-        key = (_read(paths.run_file("generation")), _mtime(paths.state_file("profile.json")))
+        key = (sysfs.read_text(paths.run_file("generation")), _mtime(paths.state_file("profile.json")))
         if self._writable[0] != key:
             try:
                 profile = state.load_profile()
@@ -419,14 +419,6 @@ class Server(object):
                 continue
             entries.append((os.fsencode(name), self.ids.get(child, 0xFFFFFFFF), stat.S_IFMT(mode) >> 12))
         return entries
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return ""
 
 
 def _mtime(path):

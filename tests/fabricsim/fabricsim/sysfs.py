@@ -64,6 +64,15 @@ def rate_text(rate):
     return "%d Gb/sec (%s)" % (rate, IB_SPEED_NAME.get(rate, "4X"))
 
 
+def read_text(path):
+    """A file's stripped text, or "" when it cannot be read."""
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return ""
+
+
 def _write(path, value, force=True):
     if not force and os.path.exists(path):
         return

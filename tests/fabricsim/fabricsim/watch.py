@@ -79,7 +79,7 @@ class Watcher(object):
         self.generation = None
 
     def _generation(self):
-        return _read(paths.run_file("generation")) or None
+        return sysfs.read_text(paths.run_file("generation")) or None
 
     def start(self):
         if self.ino:
@@ -101,7 +101,7 @@ class Watcher(object):
                 # OPEN/CLOSE_NOWRITE too: inotify merges identical consecutive events, and
                 # interleaving them keeps back-to-back writes of one file from merging
                 self.dirs[self.ino.add(d, IN_CLOSE_WRITE | IN_OPEN | IN_CLOSE_NOWRITE)] = d
-            self.known[path] = _read(path)
+            self.known[path] = sysfs.read_text(path)
         self.generation = self._generation()
         return self
 
@@ -138,7 +138,7 @@ class Watcher(object):
             return []
         if path not in self.known:
             return []
-        text = _read(path)
+        text = sysfs.read_text(path)
         ok, err, value = sysfs.validate(path, text)
         rel = "/sys/" + os.path.relpath(path, paths.sys_backing())
         if ok:
@@ -164,14 +164,6 @@ class Watcher(object):
             self.process(timeout=1.0)
             if self._generation() != self.generation:   # tree rebuilt (reset/init): new watches
                 self.start()
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return ""
 
 
 def sd_notify(message):
@@ -232,7 +224,7 @@ def _set_mode(mode):
 
 def current_mode():
     """'fuse' or 'inotify' while the daemon runs, else None."""
-    return _read(paths.run_file(MODE_FILE)) or None if watcher_alive() else None
+    return sysfs.read_text(paths.run_file(MODE_FILE)) or None if watcher_alive() else None
 
 
 def _answer_control(ino):
