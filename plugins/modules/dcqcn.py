@@ -310,8 +310,8 @@ def run(module, state, want, read, rdma_cm, interface, rdma_device, port):
                 readback = None
                 exc.msg += " Reading back failed too: %s" % read_exc.msg
             _fail(module, rdma_cm, msg=exc.msg + " State read back: %s" % (readback,), changed=bool(exc.applied),
-                             applied=exc.applied, failed_command=exc.failed, not_attempted=exc.not_attempted,
-                             before=result["before"], after=readback, commands=result["commands"])
+                  applied=exc.applied, failed_command=exc.failed, not_attempted=exc.not_attempted,
+                  before=result["before"], after=readback, commands=result["commands"])
         result["after"] = D.to_result(read())
     if module._diff and writes:
         result["diff"] = dict(before=result["before"], after=result["after"],

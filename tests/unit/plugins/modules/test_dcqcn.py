@@ -302,7 +302,7 @@ class ConfigfsRdmaCm(object):
             parent, dev = os.path.split(str(path))
             if parent != str(self.base):
                 return real_mkdir(path, *args)
-            if not any(d == dev for d, _ in self.kernel):
+            if not any(known == dev for known, dummy in self.kernel):
                 raise OSError(19, os.strerror(19))
             real_mkdir(path)
             self.mkdirs.append(dev)
