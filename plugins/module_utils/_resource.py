@@ -42,6 +42,7 @@ class Resource(object):
     name = "resource"           # the tool or object kind, in messages and diff headers
     key_field = "interface"     # identity of each config entry (multi-object resources)
     multi = True
+    state = None                # set by run_resource
 
     def __init__(self, module):
         self.module = module
@@ -50,6 +51,14 @@ class Resource(object):
     def check_key(self, field, value):
         """Validate one identity; return it normalised. Raise ValidationError."""
         return value
+
+    def identity(self, entry, field):
+        """The identity of one config entry (hashable), from ``key_field`` by default."""
+        return self.check_key("%s.%s" % (field, self.key_field), entry.get(self.key_field))
+
+    def identity_fields(self, key):
+        """The identity as it appears in each returned per-object dict."""
+        return {self.key_field: key}
 
     def normalize(self, entry, field):
         """One config entry -> want. ``field`` is how to name it (``config[2]``)."""
@@ -137,12 +146,12 @@ def _entries(resource, config, state):
         field = "config[%d]" % index
         if not isinstance(entry, dict):
             raise ValidationError("%s=%r: expected a dict with %s" % (field, entry, resource.key_field))
-        key = resource.check_key("%s.%s" % (field, resource.key_field), entry.get(resource.key_field))
+        key = resource.identity(entry, field)
         if key in seen:
-            raise ValidationError("%s.%s=%s: given twice (also in %s); give each %s once"
+            raise ValidationError("%s: %s=%s is given twice (also in %s); give each %s once"
                                   % (field, resource.key_field, key, seen[key], resource.key_field))
         seen[key] = field
-        want = None if state == "gathered" else resource.normalize(entry, field)
+        want = resource.normalize(entry, field)
         entries.append((key, want))
     if state in ("merged", "replaced", "overridden", "rendered") and not entries:
         resource.module.warn("config is empty: nothing to %s" % ("render" if state == "rendered" else "change"))
@@ -156,7 +165,7 @@ def _shape(resource, keys, states):
     out = []
     for key in keys:
         value = states.get(key)
-        item = {resource.key_field: key}
+        item = resource.identity_fields(key)
         if isinstance(value, dict):
             item.update(value)
         else:
@@ -166,7 +175,10 @@ def _shape(resource, keys, states):
 
 
 def run_resource(module, resource, state, config=None, running_config=None):
-    """The lifecycle; ends the module with exit_json or fail_json."""
+    """The lifecycle; ends the module with exit_json or fail_json. ``resource.state`` is
+    set first, so that ``normalize`` knows what the entries are for (gathered entries
+    only name the objects)."""
+    resource.state = state
     try:
         _run(module, resource, state, config, running_config)
     except _Exit as end:
@@ -184,7 +196,8 @@ def _run(module, resource, state, config, running_config):
         try:
             parsed = resource.parse(running_config)
         except (ValidationError, ValueError) as exc:
-            _fail(msg="running_config: %s" % _message(exc))
+            msg = _message(exc)
+            _fail(msg=msg if msg.startswith("running_config") else "running_config: %s" % msg)
         _done(changed=False, parsed=parsed)
 
     try:
@@ -212,7 +225,9 @@ def _run(module, resource, state, config, running_config):
         except (ToolError, ValueError) as exc:
             result = exc.as_result() if isinstance(exc, ToolError) else {"msg": _message(exc)}
             if resource.multi:
-                result["msg"] = "%s=%s: %s" % (resource.key_field, key, result["msg"])
+                named = ["%s=%s" % (k, v) for k, v in resource.identity_fields(key).items() if v is not None]
+                if not any(result["msg"].startswith(n) for n in named):
+                    result["msg"] = "%s: %s" % (" ".join(named), result["msg"])
             _fail(**result)
     before = dict((key, resource.export(key, haves[key])) for key in keys)
 

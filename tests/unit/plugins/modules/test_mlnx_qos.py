@@ -437,5 +437,5 @@ def test_an_interface_given_twice_is_refused(monkeypatch, sysfs2):
     device = TwoPorts()
     kind, res = run_many(monkeypatch, device, {"config": [{"interface": "eth2", "pfc": [3]},
                                                           {"interface": "eth2", "pfc": [4]}]})
-    assert kind == "fail" and "config[1].interface=eth2: given twice (also in config[0])" in res["msg"]
+    assert kind == "fail" and "config[1]: interface=eth2 is given twice (also in config[0])" in res["msg"]
     assert device.order == []
