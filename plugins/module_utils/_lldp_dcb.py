@@ -512,6 +512,9 @@ def _cee_pg_line(body, lineno, line, record):
     body.fail(lineno, line, "not a CEE priority group line")
 
 
+_DCB_NAME_LIKE = re.compile(r"(IEEE 8021QAZ|(PRE-)?CEE DCBX|CIN DCBX)\b")
+
+
 def parse_tlvs(text):
     """TLV dump (``lldptool -t [-n] -i IF``) -> {pfc, ets_cfg, ets_rec, app, dcbx}
     (a TLV is None when absent); raises LldpParseError for a TLV it cannot read."""
@@ -534,6 +537,8 @@ def parse_tlvs(text):
         if not seen_name:
             raise LldpParseError("TLV dump", lineno, line, "text before the first TLV name line "
                                  "(not 'lldptool -t' output?)", text)
+        if _DCB_NAME_LIKE.match(line):
+            raise LldpParseError("TLV dump", lineno, line, "looks like a DCB TLV name but is none", text)
         if current:
             current.lines.append((lineno, line))
     result = dict((key, None) for key in TLV_IDS)
