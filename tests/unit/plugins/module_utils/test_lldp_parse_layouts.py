@@ -144,8 +144,8 @@ def test_new_layout_every_selector_with_backspaces():
 
 def test_new_layout_terminal_paste():
     # RECON-NEW-APP-TERMINAL-PASTE: spaces for TABs, the backspace already applied (no last comma)
-    assert L.parse_tlvs(raw("RECON-NEW-APP-TERMINAL-PASTE"))["app"] == apps((3, 3, 4791), (3, 5, 5), (3, 5, 26),
-                                                                              (6, 5, 48))
+    want = apps((3, 3, 4791), (3, 5, 5), (3, 5, 26), (6, 5, 48))
+    assert L.parse_tlvs(raw("RECON-NEW-APP-TERMINAL-PASTE"))["app"] == want
 
 
 def test_shared_sample_dscp_layout_still_parses():
@@ -256,7 +256,7 @@ BAD = [
 
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
 def test_unreadable_tlv_is_a_clear_error(case):
-    _, text, tlv, lineno, problem = case
+    text, tlv, lineno, problem = case[1:]
     with pytest.raises(L.LldpParseError) as info:
         L.parse_tlvs(text)
     exc = info.value
@@ -302,7 +302,7 @@ def _check_any(text):
 
 def _mutate(rng, text):
     ops = rng.randint(1, 4)
-    for _ in range(ops):
+    for dummy in range(ops):
         kind = rng.randint(0, 5)
         pos = rng.randint(0, len(text)) if text else 0
         if kind == 0 and text:
@@ -313,7 +313,10 @@ def _mutate(rng, text):
             lines = text.splitlines(True)
             if lines:
                 i = rng.randrange(len(lines))
-                lines.insert(i, lines[i]) if rng.random() < 0.5 else lines.pop(i)
+                if rng.random() < 0.5:
+                    lines.insert(i, lines[i])
+                else:
+                    lines.pop(i)
                 text = "".join(lines)
         elif kind == 3:
             text = re.sub(r"[0-9]", lambda m: rng.choice("0123456789x"), text, count=rng.randint(1, 3))
@@ -331,7 +334,7 @@ def test_mutated_real_samples_parse_or_raise_lldp_parse_error():
     outcome = {"ok": 0, "error": 0}
     bodies = [s.raw for s in LAY.values()] + [LL[k].raw for k in LL if k.startswith(("RECON", "TLV", "IRDMA"))]
     for text in bodies:
-        for _ in range(150):
+        for dummy in range(150):
             outcome[_check_any(_mutate(rng, text))] += 1
     assert outcome["ok"] > 100 and outcome["error"] > 100, outcome        # both paths exercised
 
