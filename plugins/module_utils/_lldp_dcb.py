@@ -75,6 +75,12 @@ What ``parse_tlvs`` makes of it (decisions):
     errors. Every error is ``LldpParseError``: ``"<TLV name> line N '<line>': <problem>"``.
   * value lines may be indented by TABs or spaces; backspaces (raw or pasted as ``^H``) and
     other control bytes are dropped; text before the first TLV name line is an error.
+
+``parse_app_config`` reads ``-V APP -c app`` (the entries lldpad holds, also when the APP TLV
+is not transmitted and ``-t`` prints none; both layouts of ``get_arg_app()``).
+
+``read_state`` is the only I/O seam (it takes a ``run(argv) -> (rc, out, err)``);
+``parse_tlvs`` serves gathered and parsed; ``plan_commands`` is the pure compare.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -512,7 +518,9 @@ def _cee_pg_line(body, lineno, line, record):
     body.fail(lineno, line, "not a CEE priority group line")
 
 
-_DCB_NAME_LIKE = re.compile(r"(IEEE 8021QAZ|(PRE-)?CEE DCBX|CIN DCBX)\b")
+# a garbled DCB TLV name would hide its TLV: "IEEE 8021QAZ APP TL", "CEE DCBX TV" (a switch's
+# free-text System Description "CEE DCBX switch" must not match)
+_DCB_NAME_LIKE = re.compile(r"IEEE 8021QAZ |((PRE-)?CEE|CIN) DCBX T")
 
 
 def parse_tlvs(text):
@@ -564,6 +572,52 @@ def parse_tlvs(text):
                 result["dcbx"] = flavour
                 break
     return result
+
+
+_APP_CONFIG = re.compile(r"([0-9]+):\(([^,()]*),([^,()]*),([^,()]*)\)\s+(local|peer)\s+(?:hw\s+)?\(([a-z ]+)\)\Z")
+
+
+def parse_app_config(text):
+    """``-t -i IF -V APP -c app`` -> {"local": [...], "peer": [...]}: the APP entries lldpad
+    holds whether or not the APP TLV is transmitted (``-t`` prints no APP TLV with
+    ``enableTx=no``). lldp_8021qaz_cmds.c ``get_arg_app()``: ``app=(prio,sel,proto)``, then
+    one line per entry; since 0313734 (2013-07, v1.0.1+) ``i:(p,s,proto) local hw (set)``
+    from lldpad.conf (`` hw (unknown)`` with two spaces when not in the NIC) and the peer's
+    entries as ``32:(...) peer hw (...)``; before, ``i:(p,s,0x....) local (set)`` (no ``hw``
+    for selector 1). None when there is no ``app=`` line; a bad entry is an LldpParseError."""
+    lines = (text or "").splitlines()
+    start = None
+    for index, raw in enumerate(lines):
+        if _clean(raw).startswith("app="):
+            start = index
+            break
+    if start is None:
+        return None
+    body = _Body("APP -c app", start + 1, [], text)
+    head = _clean(lines[start])
+    if head not in ("app=", "app=(prio,sel,proto)"):
+        body.fail(start + 1, head, "expected 'app=(prio,sel,proto)'")
+    out = {"local": [], "peer": []}
+    for lineno, raw in enumerate(lines[start + 1:], start + 2):
+        line = _clean(raw)
+        if not line:
+            continue
+        if re.match(r"[A-Za-z_]+=", line):          # the next argument of a multi-argument -c
+            break
+        match = _APP_CONFIG.match(line)
+        if not match:
+            body.fail(lineno, line, "not an 'i:(prio,sel,proto) local|peer hw (state)' entry")
+        prio = _int(body, lineno, line, match.group(2), 0, 7, "priority")
+        sel = _int(body, lineno, line, match.group(3), 0, 7, "selector")
+        proto = match.group(4).strip()
+        proto = _int(body, lineno, line, proto, 0, 63 if sel == 5 else 0xFFFF, "protocol",
+                     base=16 if proto.lower().startswith("0x") else 10)
+        if match.group(6) not in ("set", "pending set", "pending delete", "unknown"):
+            body.fail(lineno, line, "unknown hw state %r" % match.group(6))
+        out[match.group(5)].append({"priority": prio, "selector": sel, "protocol": proto})
+    for side in out:
+        out[side].sort(key=lambda a: (a["selector"], a["protocol"], a["priority"]))
+    return out
 
 
 def parse_arg(text, arg):

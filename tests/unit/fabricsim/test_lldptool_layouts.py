@@ -61,3 +61,17 @@ def test_cee_neighbour(sim):
     assert tlvs["pfc"] == {"enabled": [3], "willing": False, "feature_enabled": True, "error": False}
     assert tlvs["app"] == [{"priority": 3, "selector": 4, "protocol": 4791}]
     assert tlvs["ets_cfg"]["up2tc"] == [0, 0, 0, 3, 0, 0, 6, 0]
+
+
+def test_c_app_lists_entries_even_when_the_tlv_is_not_sent(sim):
+    # get_arg_app() @00b3c78f: 'app=(prio,sel,proto)' then 'i:(p,s,proto) local hw (set)'
+    on(sim)
+    _apps(sim)
+    lldp(sim, "-T", "-i", IF, "-V", "APP", "enableTx=no")
+    assert lldp(sim, "-t", "-i", IF, "-V", "APP") == ""                  # not transmitted: -t shows nothing
+    out = lldp(sim, "-t", "-i", IF, "-V", "APP", "-c", "app")
+    assert out == ("app=(prio,sel,proto)\n0:(3,3,4791) local hw (set)\n1:(3,5,26) local hw (set)\n"
+                   "2:(4,1,0x8906) local hw (set)\n\n")
+    assert L.parse_app_config(out)["local"] == [
+        {"priority": 4, "selector": 1, "protocol": 0x8906}, {"priority": 3, "selector": 3, "protocol": 4791},
+        {"priority": 3, "selector": 5, "protocol": 26}]

@@ -398,7 +398,11 @@ def get_args(tlv, names, pcfg, q):
                           tcbw=",".join(str(b) for b in tcbw), tsa=",".join("%d:%s" % (i, tsa[i]) for i in range(8)))
         order = ["enableTx", "willing", "numtcs", "up2tc", "tcbw", "tsa"]
     else:
-        values["app"] = " ".join("%d,%d,%d" % tuple(a) for a in t.get("apps", []))
+        # lldp_8021qaz_cmds.c get_arg_app() (0313734+): a header line, then the configured entries
+        hw = "hw (set)" if q is not None else " hw (unknown)"
+        values["app"] = "(prio,sel,proto)\n" + "".join(
+            "%d:(%d,%d,%s) local %s\n" % (i, prio, sel, "0x%04x" % proto if sel == 1 else proto, hw)
+            for i, (prio, sel, proto) in enumerate(t.get("apps", [])))
         order = ["enableTx", "willing", "app"]
     out = []
     names = names or order

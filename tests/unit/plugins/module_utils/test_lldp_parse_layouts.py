@@ -177,6 +177,11 @@ def test_parse_app_keeps_its_list_of_strings_signature():
         L._parse_app(["garbage"])
 
 
+def test_free_text_values_that_look_like_dcbx_are_values():
+    text = "System Description TLV\n\tCEE DCBX switch, IEEE 8021QAZ capable\n" + raw("RECON-PFC-TLV")
+    assert L.parse_tlvs(text)["pfc"] == {"willing": False, "enabled": [3]}
+
+
 def test_stray_control_bytes_are_dropped():
     text = "IEEE 8021QAZ PFC TLV\n\t Willing: no\x1b\n\t PFC enabled: 3 \x08\n"
     assert L.parse_tlvs(text)["pfc"] == {"willing": False, "enabled": [3]}
@@ -337,6 +342,13 @@ def test_mutated_real_samples_parse_or_raise_lldp_parse_error():
         for dummy in range(150):
             outcome[_check_any(_mutate(rng, text))] += 1
     assert outcome["ok"] > 100 and outcome["error"] > 100, outcome        # both paths exercised
+    config = "app=(prio,sel,proto)\n0:(3,3,4791) local hw (set)\n1:(4,1,0x8906) local  hw (unknown)\n"
+    for dummy in range(300):
+        try:
+            got = L.parse_app_config(_mutate(rng, config))
+        except L.LldpParseError:
+            continue
+        assert got is None or set(got) == {"local", "peer"}
 
 
 @pytest.mark.skipif(not HAVE_HYPOTHESIS, reason="hypothesis is not installed in this venv")
@@ -351,3 +363,40 @@ def test_hypothesis_any_text_parses_or_raises():
         _check_any(text)
         _check_any(_mutate(rnd, text))
     check()
+
+
+# ------------------------------------------------------------------ -c app (configured entries)
+def test_c_app_current_layout():
+    # reconstructed from lldp_8021qaz_cmds.c get_arg_app() @00b3c78f (since 0313734, 2013-07): lldpad.conf
+    # entries ' hw (unknown)' when not in the NIC (two spaces), peer entries numbered MAX_APP_ENTRIES (32)
+    text = ("app=(prio,sel,proto)\n0:(3,3,4791) local hw (set)\n1:(3,5,26) local hw (pending set)\n"
+            "2:(4,1,0x8906) local  hw (unknown)\n32:(3,3,4791) peer hw (set)\n\n")
+    got = L.parse_app_config(text)
+    assert got == {"local": apps((3, 3, 4791), (3, 5, 26), (4, 1, 0x8906)), "peer": apps((3, 3, 4791))}
+
+
+def test_c_app_before_2013_layout():
+    # reconstructed from get_arg_app() @v0.9.46 (508db15f): '%i:(%i,%i,0x%04x) %s (%s)' for selector 1 (no 'hw')
+    text = "app=(prio,sel,proto)\n0:(4,1,0x8906) local (set)\n1:(3,3,4791) peer hw (unknown)\n\n"
+    assert L.parse_app_config(text) == {"local": apps((4, 1, 0x8906)), "peer": apps((3, 3, 4791))}
+
+
+def test_c_app_empty_missing_and_next_argument():
+    assert L.parse_app_config("app=(prio,sel,proto)\n\n") == {"local": [], "peer": []}
+    assert L.parse_app_config("Command not applicable c\n") is None
+    assert L.parse_app_config("app=(prio,sel,proto)\n0:(3,3,4791) local hw (set)\nenableTx=yes\n")["local"] == \
+        apps((3, 3, 4791))
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("0:(9,3,4791) local hw (set)", "priority 9 is out of range"),
+    ("0:(3,3,47x1) local hw (set)", "'47x1' is not a decimal"),
+    ("0:(3,5,64) local hw (set)", "out of range 0-63"),
+    ("0:(3,3,4791) remote hw (set)", "not an 'i:(prio,sel,proto)"),
+    ("0:(3,3,4791) local hw (gone)", "unknown hw state 'gone'"),
+    ("(3,3,4791)", "not an 'i:(prio,sel,proto)"),
+])
+def test_c_app_bad_entry_is_an_error(line, problem):
+    with pytest.raises(L.LldpParseError) as info:
+        L.parse_app_config("app=(prio,sel,proto)\n%s\n" % line)
+    assert str(info.value).startswith("APP -c app line 2 '%s': " % line) and problem in str(info.value)
