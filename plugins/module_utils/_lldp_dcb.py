@@ -108,7 +108,6 @@ APP_LABELS = {"ethertype": 1, "{s}tcp port": 2, "udp or dccp port": 3, "tcp/stcp
               "reserved port": None}
 TSA_NAMES = ("strict", "cbshaper", "ets", "vendor", "unknown")
 CEE_SELECTORS = {0: 1, 1: 4}          # CEE app selector -> IEEE selector
-CEE_OUI = "0x001b21"
 FCOE_ETHERTYPE = 0x8906
 
 
