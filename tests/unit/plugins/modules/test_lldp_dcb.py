@@ -52,7 +52,8 @@ def test_recon_pfc_etscfg_app():
 
 def test_empty_dump_on_port_without_dcb():
     # PFC-TLV-EMPTY / TLV-ALL-LOCAL: nothing or no 8021QAZ TLVs, rc 0
-    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None}
+    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None,
+                                                  "dcbx": None}
     assert L.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
 
 
