@@ -683,7 +683,14 @@ def read_state(run, tool, interface, tlvs, neighbor=False):
             mask = parse_arg(_call(run, [tool, "-t", "-i", interface, "-V", "PFC", "-c", "enabled"]), "enabled")
             entry["enabled"] = pfc_from_bitmask(mask, entry.get("enabled"))
         if key == "app":
-            have["app"] = dump["app"] or []
+            apps = dump["app"]
+            if apps is None:
+                # No APP TLV is printed while enableTx=no, though lldpad holds the entries:
+                # ask for them, or merged would re-add them on every run.
+                held = parse_app_config(_call(run, [tool, "-t", "-i", interface, "-V", "APP", "-c", "app"]))
+                apps = sorted(((held or {}).get("local") or []),
+                              key=lambda a: (a["selector"], a["protocol"], a["priority"]))
+            have["app"] = apps
             have["app_enable_tx"] = entry["enable_tx"]
             continue
         for field in ("up2tc", "tsa", "tcbw"):

@@ -315,4 +315,6 @@ def test_the_same_protocol_twice_in_app_is_refused(monkeypatch, sysfs):
 
 def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
     kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "lldpad is not running\n"})
-    assert kind == "fail" and res["msg"].startswith("running_config: holds no IEEE DCBX TLV"), res
+    assert kind == "fail" and res["msg"].startswith("running_config: TLV dump line 1 'lldpad is not running'"), res
+    kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "\n"})
+    assert kind == "fail" and res["msg"] == "running_config: holds no IEEE DCBX TLV that lldptool -t prints (PFC, ETS, APP): '\\n'", res
