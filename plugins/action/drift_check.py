@@ -17,6 +17,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_r
 from ansible_collections.rdma.fabric.plugins.plugin_utils._drift_areas import AREAS, FACTS
 
 
+# Settings of a resource that shares objects (interfaces) with another in the same area carry
+# its name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
+PREFIX = {"lldp_dcb": "lldp."}
+
+
 def host_record(host, actual, setting="check"):
     return {"host": host, "area": "host", "object": "", "setting": setting, "expected": "checked", "actual": actual}
 
@@ -76,8 +81,10 @@ class ActionModule(ActionBase):
                                     "expected": "readable", "actual": entry["result"].get("msg")})
                     continue
                 objects = module_objects(entry["result"])
-                if entry["resource"] == "node_files":
-                    objects = [(name, want, have) for name, want, have in objects]
-                records.extend(drift_records(host, entry["area"], objects))
+                found = drift_records(host, entry["area"], objects)
+                prefix = PREFIX.get(entry["resource"], "")
+                for record in found:
+                    record["setting"] = prefix + record["setting"]
+                records.extend(found)
         result["drift_records"] = records
         return result
