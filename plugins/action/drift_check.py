@@ -20,6 +20,8 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils._drift_areas import AR
 # Settings of a resource that shares objects (interfaces) with another in the same area carry
 # its name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
 PREFIX = {"lldp_dcb": "lldp."}
+# What state_check takes of a request; the rest (judge, records) stays on the controller.
+MODULE_FIELDS = ("resource", "name", "area", "state", "config", "options")
 
 
 def host_record(host, actual, setting="check"):
@@ -64,21 +66,29 @@ class ActionModule(ActionBase):
         requests, records = [], []
         for item in inputs:
             try:
-                requests.extend(AREAS[item["area"]](item, facts))
+                for request in AREAS[item["area"]](item, facts, host):
+                    if request.get("records") is not None:      # judged from the facts alone
+                        records.extend(request["records"])
+                    else:
+                        requests.append(request)
             except AnsibleError as exc:
                 records.append({"host": host, "area": item["area"], "object": "", "setting": "config",
                                 "expected": "valid", "actual": str(exc)})
         if requests:
-            probe = self._execute_module("rdma.fabric.state_check", module_args={"resources": requests},
+            sent = [dict((k, v) for k, v in r.items() if k in MODULE_FIELDS) for r in requests]
+            probe = self._execute_module("rdma.fabric.state_check", module_args={"resources": sent},
                                          task_vars=task_vars)
             if probe.get("unreachable"):
                 return probe
             if probe.get("failed"):
                 records.append(host_record(host, "state_check failed: %s" % probe.get("msg")))
-            for entry in probe.get("results") or []:
+            for request, entry in zip(requests, probe.get("results") or []):
                 if entry["failed"]:
                     records.append({"host": host, "area": entry["area"], "object": entry["name"], "setting": "read",
                                     "expected": "readable", "actual": entry["result"].get("msg")})
+                    continue
+                if request.get("judge") is not None:            # the area reads the result itself
+                    records.extend(request["judge"](host, entry["result"]))
                     continue
                 objects = module_objects(entry["result"])
                 found = drift_records(host, entry["area"], objects)

@@ -5,8 +5,11 @@
 given by the role's ``drift_inputs`` tasks) and the node's facts, the resource checks to run
 (``rdma.fabric.state_check`` requests), computed by the same filters the roles converge with.
 
-Each area: ``AREAS[area](inputs, facts) -> [request]``, where ``facts`` holds what the readers
-``FACTS[area](inputs)`` names returned (``rdma``: rdma_facts, ``gdr``: gdr_readiness).
+Each area: ``AREAS[area](inputs, facts, host) -> [request]``, where ``facts`` holds what the
+readers ``FACTS[area](inputs)`` names returned (``rdma``: rdma_facts, ``gdr``: gdr_readiness).
+A request is a ``state_check`` resource (its records are the smallest settings that differ
+between ``before`` and ``after``), or carries ``judge(host, result) -> records`` to read the
+result itself, or ``records`` already judged from the facts (no module call).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +19,7 @@ __metaclass__ = type
 from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
 
 
-def roce_qos_requests(inputs, facts):
+def roce_qos_requests(inputs, facts, host):
     plan = roce_qos_config(facts["rdma"], inputs["settings"])
     requests = []
     if plan["ports"]:
