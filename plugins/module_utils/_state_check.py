@@ -30,7 +30,7 @@ def _lldp_dcb(module, options):
 
 def _node_files(module, options):
     from ansible_collections.rdma.fabric.plugins.module_utils._node_files import NodeFilesResource
-    return NodeFilesResource(module)
+    return NodeFilesResource(module, with_content=options.get("content", False))
 
 
 RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files}

@@ -52,7 +52,9 @@ options:
         description: The module's O(rdma.fabric.mlnx_qos#module:config) (or, for V(node_files), C({files, units})).
         type: raw
       options:
-        description: Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)).
+        description:
+          - Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)); for
+            V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before).
         type: dict
 attributes:
   check_mode:
