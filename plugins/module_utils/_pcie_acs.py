@@ -33,6 +33,7 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils._bdf import BDF_TEXT, is_bdf, normalize_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
 
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
@@ -41,7 +42,7 @@ ALL_MASK = 0x007f
 CLEAR_MASKS = {"redirect": REDIRECT_MASK, "all": ALL_MASK}
 
 _HEADER_RE = re.compile(
-    r"^(?P<bdf>(?:[0-9a-fA-F]{4,}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"^(?P<bdf>" + BDF_TEXT + r")\s+"
     r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
     r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*$")
 _FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
@@ -51,22 +52,6 @@ _BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec
 _PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
                       r"Legacy Endpoint|Root Complex Integrated Endpoint|PCI-Express to PCI/PCI-X Bridge|"
                       r"PCI/PCI-X to PCI-Express Bridge)")
-
-
-_BDF_RE = re.compile(r"^(?:[0-9a-fA-F]{1,4}:)?[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$")
-
-
-def valid_bdf(text):
-    return bool(_BDF_RE.match((text or "").strip()))
-
-
-def normalize_bdf(text):
-    """``1a:00.0`` -> ``0000:1a:00.0`` (lspci omits the domain without -D)."""
-    text = text.strip().lower()
-    if text.count(":") == 1:
-        text = "0000:" + text
-    domain, rest = text.split(":", 1)
-    return "%04x:%s" % (int(domain, 16), rest)
 
 
 def flags_to_word(flags):
@@ -92,10 +77,14 @@ def parse_lspci(text):
             continue
         if not line[0].isspace():
             match = _HEADER_RE.match(line)
-            if not match:
+            try:
+                bdf = normalize_bdf(match.group("bdf")) if match else None
+            except ValueError:
+                bdf = None        # device above 1f / function above 7: not a function header
+            if bdf is None:
                 cur = None
                 continue
-            cur = {"bdf": normalize_bdf(match.group("bdf")), "class": match.group("cls").strip(),
+            cur = {"bdf": bdf, "class": match.group("cls").strip(),
                    "class_id": (match.group("clsid") or "").lower() or None,
                    "description": match.group("desc").strip(),
                    "vendor_id": (match.group("vendor") or "").lower() or None,
@@ -156,15 +145,12 @@ def is_rdma_nic(device):
 # upstream path
 # --------------------------------------------------------------------------------------
 
-_SYSFS_BDF_RE = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-
-
 def sysfs_chain(bdf):
     """BDFs from the root port down to ``bdf`` from the sysfs device path, or None."""
     link = sysfs_path("bus", "pci", "devices", bdf)
     if not os.path.exists(link):
         return None
-    parts = [p for p in os.path.realpath(link).split(os.sep) if _SYSFS_BDF_RE.match(p)]
+    parts = [p for p in os.path.realpath(link).split(os.sep) if is_bdf(p)]
     return parts if parts and parts[-1] == bdf else None
 
 

@@ -193,7 +193,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
-from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_cmdline as kc
+from ansible_collections.rdma.fabric.plugins.module_utils import _grub as grub
+from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 
 
 def main():
@@ -214,8 +215,8 @@ def main():
     )
     params = module.params
     try:
-        wants, warnings = kc.validate_arguments(params["arguments"])
-    except kc.ArgumentError as exc:
+        wants, warnings = ka.validate_arguments(params["arguments"])
+    except ka.ArgumentError as exc:
         module.fail_json(msg=str(exc))
     for warning in warnings:
         module.warn(warning)
@@ -228,23 +229,23 @@ def main():
         module.fail_json(msg="backend=grubby but grubby was not found in PATH")
 
     result = dict(changed=False, backend=backend, commands=[], changed_files=[], notes=[])
-    proc_text = kc.read_proc_cmdline(params["proc_cmdline"])
+    proc_text = ka.read_proc_cmdline(params["proc_cmdline"])
     if proc_text is None:
         module.warn("cannot read %s; reboot_required assumes the running kernel lacks every wanted argument"
                     % params["proc_cmdline"])
         running_words = None
     else:
-        running_words = kc.split_kernel_cmdline(proc_text)
-    result["running"] = [w for w in wants if running_words is None or not kc.satisfied(running_words, w)]
+        running_words = ka.split_kernel_cmdline(proc_text)
+    result["running"] = [w for w in wants if running_words is None or not ka.satisfied(running_words, w)]
     result["reboot_required"] = bool(result["running"])
 
     try:
-        state = kc.read_state(module, backend, params["grub_file"], grubby)
+        state = grub.read_state(module, backend, params["grub_file"], grubby)
         if backend == "grubby":
             _grubby(module, state, wants, grubby, result)
         else:
             _grub(module, state, wants, params, result)
-    except (ToolError, kc.GrubParseError) as exc:
+    except (ToolError, grub.GrubParseError) as exc:
         fail = exc.as_result() if isinstance(exc, ToolError) else {"msg": str(exc)}
         fail.update((k, v) for k, v in result.items() if k not in fail)
         module.fail_json(**fail)
@@ -253,7 +254,7 @@ def main():
 
 def _grub(module, state, wants, params, result):
     files = state["files"]
-    new_texts, before, after, notes = kc.edit_grub_files(files, wants)
+    new_texts, before, after, notes = grub.edit_grub_files(files, wants)
     result["before"] = {"arguments": before}
     result["after"] = {"arguments": after}
     result["notes"] = notes
@@ -269,7 +270,7 @@ def _grub(module, state, wants, params, result):
     if module._diff:
         result["diff"] = [dict(before=old_texts[p], after=new_texts[p], before_header=p, after_header=p)
                           for p in order]
-    update = kc.resolve_update_command(module, params["update_command"])
+    update = grub.resolve_update_command(module, params["update_command"])
     result["commands"] = [update]
     if module.check_mode:
         return
@@ -278,7 +279,7 @@ def _grub(module, state, wants, params, result):
     written = []
     try:
         for path in order:
-            kc.write_file_atomic(module, path, new_texts[path])
+            grub.write_file_atomic(module, path, new_texts[path])
             written.append(path)
     except (IOError, OSError) as exc:
         raise ToolError("writing %s failed (%s); written before it: %s; grub.cfg not regenerated"
@@ -289,11 +290,11 @@ def _grub(module, state, wants, params, result):
         exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
             ", ".join(written), exc.msg)
         raise
-    reread = kc.read_state(module, "grub", params["grub_file"])
+    reread = grub.read_state(module, "grub", params["grub_file"])
     assignments = []
     for path, text in reread["files"]:
-        assignments.extend(kc.parse_grub_assignments(text, path))
-    result["after"] = {"arguments": kc.effective_words(assignments)}
+        assignments.extend(grub.parse_grub_assignments(text, path))
+    result["after"] = {"arguments": grub.effective_words(assignments)}
 
 
 def _entries_view(entries):
@@ -304,9 +305,9 @@ def _entries_view(entries):
 def _grubby(module, state, wants, grubby, result):
     entries = state["entries"]
     result["before"] = _entries_view(entries)
-    predicted = [dict(e, words=kc.edited_words(e["words"], wants)) for e in entries]
+    predicted = [dict(e, words=ka.edited_words(e["words"], wants)) for e in entries]
     result["after"] = _entries_view(predicted)
-    commands = kc.grubby_commands(grubby, entries, wants)
+    commands = grub.grubby_commands(grubby, entries, wants)
     if not commands:
         return
     result["changed"] = True
@@ -325,7 +326,7 @@ def _grubby(module, state, wants, grubby, result):
             exc.msg = "%s (applied before it: %s)" % (exc.msg, done or "nothing")
             raise
         done.append(argv)
-    result["after"] = _entries_view(kc.read_state(module, "grubby", None, grubby)["entries"])
+    result["after"] = _entries_view(grub.read_state(module, "grubby", None, grubby)["entries"])
 
 
 if __name__ == "__main__":

@@ -129,13 +129,14 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.rdma.fabric.plugins.module_utils._bdf import is_bdf, normalize_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool
 from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
 
 
 def _audit(devices, wanted, mask, use_sysfs):
     if wanted:
-        endpoints = [acs.normalize_bdf(b) for b in wanted]
+        endpoints = [normalize_bdf(b) for b in wanted]
     else:
         endpoints = [b for b, d in devices.items() if acs.is_gpu(d) or acs.is_rdma_nic(d)]
     chains = dict((b, acs.sysfs_chain(b) if use_sysfs else None) for b in endpoints)
@@ -156,7 +157,7 @@ def main():
     )
     state = module.params["state"]
     mask = acs.CLEAR_MASKS[module.params["clear"]]
-    bad = [bdf for bdf in module.params["devices"] or [] if not acs.valid_bdf(bdf)]
+    bad = [bdf for bdf in module.params["devices"] or [] if not is_bdf(bdf)]
     if bad:
         module.fail_json(msg="devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
                          % ", ".join(repr(b) for b in bad))

@@ -121,7 +121,7 @@ def test_ha_guid_format_and_duplicates():
     errors = F.ha_errors([member("a", "master", guid="0x100001"), member("b", "standby", guid="0x0000000000100001"),
                           member("c", "standby", rank=2, guid="100007")])
     assert "fabric f1: hosts a, b bind the same port GUID 0x0000000000100001" in errors
-    assert any(e.startswith("c: opensm_guid not a 64-bit hex GUID") for e in errors)
+    assert any(e.startswith("c: opensm_guid GUID '100007': not a 64-bit GUID") for e in errors)
 
 
 def test_ha_bad_role():

@@ -327,7 +327,9 @@ def test_captured_a100_ibstat_and_topology():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("0000:1A:00.0", "0000:1a:00.0"), ("00000000:1A:00.0", "0000:1a:00.0"), ("1a:00.0", None), ("", None)])
+    # the forms are _bdf's (test_bdf.py); rdma_facts turns a refused or missing one into None
+    ("0000:1A:00.0", "0000:1a:00.0"), ("00000000:1A:00.0", "0000:1a:00.0"), ("1a:00.0", "0000:1a:00.0"),
+    ("0000:1a:20.0", None), ("", None), (None, None)])
 def test_normalize_bdf(text, expected):
     assert rf.normalize_bdf(text) == expected
 
