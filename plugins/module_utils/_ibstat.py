@@ -76,6 +76,10 @@ def parse(text):
             port = {"port": int(port_head.group("port")), "fields": {}, "port_guid": None}
             ca["ports"].append(port)
             continue
+        if line.startswith("Port ") and line.endswith(":"):
+            raise IbstatParseError("%s: not a port header (Port N:)" % where)
+        if line.startswith("Port ") and line.endswith(":"):
+            raise IbstatParseError("%s: not a port header (Port N:)" % where)
         field = _FIELD.fullmatch(line)
         if not field:
             raise IbstatParseError("%s: not an ibstat line (CA 'name', Port N:, Key: value)" % where)

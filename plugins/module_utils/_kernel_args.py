@@ -124,9 +124,9 @@ def _pci_path(text):
     """``[<domain>:]<bus>:<dev>.<fn>[/<dev>.<fn>]*`` (drivers/pci/pci.c pci_dev_str_match_path):
     a PCI address (``_bdf``) and the device.function steps below it; ValueError naming the
     part that is refused."""
-    head, dummy, path = text.partition("/")
+    head, sep, path = text.partition("/")
     _bdf.parse_bdf(head)
-    if path:
+    if sep:
         for step in path.split("/"):
             _bdf.parse_devfn(step)
 
