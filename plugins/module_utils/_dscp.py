@@ -24,7 +24,7 @@ ECN_NOT_ECT = 0
 ECN_ECT1 = 1
 ECN_ECT0 = 2
 ECN_CE = 3
-ECN_CODEPOINTS = {"not-ect": ECN_NOT_ECT, "ect1": ECN_ECT1, "ect(1)": ECN_ECT1,
+ECN_CODEPOINTS = {"not-ect": ECN_NOT_ECT, "not_ect": ECN_NOT_ECT, "ect1": ECN_ECT1, "ect(1)": ECN_ECT1,
                   "ect0": ECN_ECT0, "ect(0)": ECN_ECT0, "ce": ECN_CE}
 ECN_NAMES = {ECN_NOT_ECT: "Not-ECT", ECN_ECT1: "ECT(1)", ECN_ECT0: "ECT(0)", ECN_CE: "CE"}
 
