@@ -9,7 +9,8 @@ The kernel-argument model it edits with (split, validate, plan) is ``_kernel_arg
   that an edit touches only the words it must; ``edit_grub_files`` renders the new texts;
   ``grub_d_files`` lists the drop-ins grub-mkconfig sources;
 * grubby: ``parse_grubby_info`` and ``grubby_commands``;
-* ``read_state`` is the only reader; ``write_file_atomic`` and the update command write.
+* ``read_state`` is the only reader; ``write_file_atomic`` and the update command write;
+* ``KernelCmdlineResource``: the ``kernel_cmdline`` module on the resource engine.
 
 Quoting of ``;`` (and other GRUB script metacharacters):
 ``GRUB_CMDLINE_LINUX`` is sourced by /bin/sh, then util/grub.d/10_linux writes
@@ -37,10 +38,13 @@ import glob
 import os
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
 from ansible_collections.rdma.fabric.plugins.module_utils._kernel_args import (
     edited_words, plan_edits, split_kernel_cmdline, word_name,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
 
 # --------------------------------------------------------------------------------------
@@ -503,3 +507,121 @@ def resolve_update_command(module, update_command):
         if path:
             return [path, "-o", target]
     raise ToolError("neither update-grub nor grub-mkconfig/grub2-mkconfig was found; set update_command")
+
+
+# --------------------------------------------------------------------------------------
+# the kernel_cmdline resource (the engine in _resource runs it)
+# --------------------------------------------------------------------------------------
+
+class KernelCmdlineResource(Resource):
+    """``kernel_cmdline`` on the resource engine: one object, the boot configuration.
+
+    want: the validated arguments and the backend; have: the files (grub) or entries
+    (grubby) as read; commands: ``("write", path, text)`` and ``("run", argv)``. The
+    running command line (``/proc/cmdline``) is read with the state and gives
+    ``reboot_required`` and ``running``; ``backend``, ``changed_files``, ``notes`` and
+    ``backup_files`` are the module's other result keys."""
+
+    name = "kernel_cmdline"
+    multi = False
+
+    def __init__(self, module):
+        super(KernelCmdlineResource, self).__init__(module)
+        self.extras = {"backend": None, "changed_files": [], "notes": []}
+        self.planned = False
+
+    # --- want
+    def normalize(self, config, field):
+        wants, warnings = ka.validate_arguments(config["arguments"])
+        for warning in warnings:
+            self.module.warn(warning)
+        backend = config["backend"]
+        grubby = self.module.get_bin_path("grubby") if backend in ("auto", "grubby") else None
+        if backend == "auto":
+            backend = "grubby" if grubby else "grub"
+        if backend == "grubby" and not grubby:
+            raise ValidationError("backend=grubby but grubby was not found in PATH")
+        self.extras["backend"] = backend
+        return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": config["grub_file"],
+                "update_command": config["update_command"], "backup": config["backup"],
+                "proc_cmdline": config["proc_cmdline"]}
+
+    # --- have
+    def read(self, key, want):
+        if "running" not in self.extras:
+            proc_text = ka.read_proc_cmdline(want["proc_cmdline"])
+            if proc_text is None:
+                self.module.warn("cannot read %s; reboot_required assumes the running kernel lacks every wanted "
+                                 "argument" % want["proc_cmdline"])
+                words = None
+            else:
+                words = ka.split_kernel_cmdline(proc_text)
+            running = [w for w in want["arguments"] if words is None or not ka.satisfied(words, w)]
+            self.extras.update(running=running, reboot_required=bool(running))
+        return read_state(self.module, want["backend"], want["grub_file"], want["grubby"])
+
+    def export(self, key, have):
+        if have["backend"] == "grubby":
+            entries = have["entries"]
+            return {"arguments": entries[0]["words"] if entries else [],
+                    "entries": [{"kernel": e["kernel"], "arguments": e["words"]} for e in entries]}
+        assignments = []
+        for path, text in have["files"]:
+            assignments.extend(parse_grub_assignments(text, path))
+        return {"arguments": effective_words(assignments)}
+
+    # --- plan
+    def plan(self, key, want, have, state):
+        first = not self.planned
+        self.planned = True
+        if have["backend"] == "grubby":
+            return [("run", argv) for argv in grubby_commands(want["grubby"], have["entries"], want["arguments"])]
+        new_texts, dummy, dummy, notes = edit_grub_files(have["files"], want["arguments"])
+        order = [path for path, dummy in have["files"] if path in new_texts]
+        if first:
+            self.extras.update(changed_files=order, notes=notes)
+            for note in notes:
+                if "grub-mkconfig reads after" in note:
+                    self.module.warn(note)
+        if not new_texts:
+            return []
+        try:
+            update = resolve_update_command(self.module, want["update_command"])
+        except ToolError as exc:
+            raise ValidationError(exc.msg)
+        return [("write", path, new_texts[path]) for path in order] + [("run", update)]
+
+    def predict(self, key, want, have, state):
+        if have["backend"] == "grubby":
+            return dict(have, entries=[dict(e, words=ka.edited_words(e["words"], want["arguments"]))
+                                       for e in have["entries"]])
+        new_texts = edit_grub_files(have["files"], want["arguments"])[0]
+        return dict(have, files=[(path, new_texts.get(path, text)) for path, text in have["files"]])
+
+    # --- apply
+    def apply(self, key, command):
+        if command[0] == "write":
+            dummy, path, text = command
+            if self.module.params["backup"] and os.path.exists(path):
+                self.extras.setdefault("backup_files", []).append(self.module.backup_local(path))
+            try:
+                write_file_atomic(self.module, path, text)
+            except (IOError, OSError) as exc:
+                raise ToolError("writing %s failed (%s); grub.cfg not regenerated" % (path, exc))
+            return
+        argv = command[1]
+        try:
+            run_tool(self.module, argv)
+        except ToolError as exc:
+            if self.extras["changed_files"] and self.extras["backend"] == "grub":
+                exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
+                    ", ".join(self.extras["changed_files"]), exc.msg)
+            raise
+
+    def render(self, command):
+        if command[0] == "write":
+            return "write %s" % command[1]
+        return " ".join(command[1])
+
+    def extra_result(self):
+        return dict(self.extras)
