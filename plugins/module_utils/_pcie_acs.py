@@ -34,7 +34,9 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._bdf import BDF_TEXT, is_bdf, normalize_bdf
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 REDIRECT_MASK = 0x0004 | 0x0008 | 0x0020      # ReqRedir, CmpltRedir, EgressCtrl
@@ -275,21 +277,114 @@ def read_lspci(module, lspci):
     return out
 
 
-def apply(module, steps):
-    """Run the setpci calls in order; on a failure raise ToolError saying which bridges
-    were changed and which were not."""
-    done = []
+def apply_step(module, step):
+    """Run one setpci call; ToolError naming the bridge on failure."""
+    try:
+        run_tool(module, step["argv"])
+    except ToolError as exc:
+        exc.msg = "setpci failed on %s: %s" % (step["bdf"], exc.msg)
+        raise
+
+
+# --------------------------------------------------------------------------------------
+# the pcie_acs resource (the engine in _resource runs it)
+# --------------------------------------------------------------------------------------
+
+def predict_bridges(bridges, steps, mask):
+    """Bridges after ``steps`` (check mode): the planned control words."""
+    predicted = dict(bridges)
     for step in steps:
+        word = int(step["after"], 16)
+        predicted[step["bdf"]] = dict(bridges[step["bdf"]], ctl_word=step["after"], redirect=bool(word & mask),
+                                      ctl=word_to_flags(word))
+    return predicted
+
+
+class PcieAcsResource(Resource):
+    """``pcie_acs`` on the resource engine: one object, the bridges above the endpoints.
+
+    want: endpoints (None: every GPU and RDMA NIC), mask, what to do (``audited`` plans
+    nothing); have: the lspci devices and the audit; commands: setpci steps. ``endpoints``,
+    ``pairs``, ``changes`` and ``redirect_enabled`` (of the state last read or predicted)
+    are the module's other result keys."""
+
+    name = "pcie_acs"
+    multi = False
+
+    def __init__(self, module):
+        super(PcieAcsResource, self).__init__(module)
+        self.extras = {"changes": []}
+        self.planned = self.warned = False
+
+    def normalize(self, config, field):
+        bad = [bdf for bdf in config["devices"] or [] if not is_bdf(bdf)]
+        if bad:
+            raise ValidationError("devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
+                                  % ", ".join(repr(b) for b in bad))
+        return {"endpoints": [normalize_bdf(b) for b in config["devices"]] if config["devices"] else None,
+                "mask": CLEAR_MASKS[config["clear"]], "action": config["state"]}
+
+    def _audit(self, devices, want, use_sysfs):
+        if want["endpoints"]:
+            endpoints = want["endpoints"]
+        else:
+            endpoints = [b for b, d in devices.items() if is_gpu(d) or is_rdma_nic(d)]
+        chains = dict((b, sysfs_chain(b) if use_sysfs else None) for b in endpoints)
+        bridges, ups = audit(devices, endpoints, chains, want["mask"])
+        pairs = pair_paths(devices, ups)
+        self.extras.update(endpoints=ups, pairs=pairs,
+                           redirect_enabled=sorted(b for b, e in bridges.items() if e["redirect"]))
+        return {"bridges": bridges, "pairs": pairs}
+
+    def read(self, key, want):
+        have = self._audit(parse_lspci(read_lspci(self.module, find_tool(self.module, "lspci"))), want, True)
+        if not self.warned:
+            self.warned = True
+            denied = sorted(b for b, e in have["bridges"].items() if e["acs"] is None)
+            if denied:
+                self.module.warn("lspci printed '<access denied>' for %s: run as root (become) to see ACS"
+                                 % ", ".join(denied))
+        return have
+
+    def parse(self, text):
+        params = self.module.params
+        want = self.normalize(dict(devices=params["devices"], clear=params["clear"], state="parsed"), "config")
         try:
-            run_tool(module, step["argv"])
+            have = self._audit(parse_lspci(text), want, False)
         except ToolError as exc:
-            exc.msg = ("setpci failed on %s: %s. Changed before it: %s; not changed: %s"
-                       % (step["bdf"], exc.msg, ", ".join(s["bdf"] for s in done) or "none",
-                          ", ".join(s["bdf"] for s in steps[len(done):])))
-            exc.changed_bdfs = [s["bdf"] for s in done]
-            raise
-        done.append(step)
-    return done
+            raise ValidationError(exc.msg)
+        self.extras.update(before=have["bridges"], after=have["bridges"], commands=[])
+        return have["bridges"]
+
+    def export(self, key, have):
+        return have["bridges"]
+
+    def plan(self, key, want, have, state):
+        if want["action"] != "redirect_disabled":
+            return []
+        try:
+            steps = plan(write_targets(have["bridges"], have["pairs"]), want["mask"],
+                         find_tool(self.module, "setpci"))
+        except ToolError as exc:
+            raise ValidationError(exc.msg)
+        if not self.planned:
+            self.planned = True
+            self.extras["changes"] = [dict(bdf=st["bdf"], before=st["before"], after=st["after"]) for st in steps]
+        return steps
+
+    def predict(self, key, want, have, state):
+        predicted = predict_bridges(have["bridges"], self.plan(key, want, have, state), want["mask"])
+        self.extras["redirect_enabled"] = sorted(b for b, e in predicted.items() if e["redirect"])
+        return dict(have, bridges=predicted)
+
+    def apply(self, key, command):
+        apply_step(self.module, command)
+
+    def render(self, command):
+        return " ".join(command["argv"])
+
+    def extra_result(self):
+        return dict(self.extras)
 
 
 # --------------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_cnp_dscp_48_is_priority_6():
     (lambda: _dscp.tos(26, 4), "ecn must be 0-3, got 4"),
     (lambda: _dscp.tos(26, "7"), "ecn must be 0-3, got '7'"),
     (lambda: _dscp.tos(26, "ect2"), "ecn must be 0-3, true/false or one of ce, ect(0), ect(1), ect0, ect1, "
-                                    "not-ect, got 'ect2'"),
+                                    "not-ect, not_ect, got 'ect2'"),
     (lambda: _dscp.dscp_of_tos(256), "tos must be an integer 0-255, got 256"),
     (lambda: _dscp.ecn_of_tos(-1), "tos must be an integer 0-255, got -1"),
     (lambda: _dscp.default_priority(64), "dscp must be an integer 0-63, got 64"),
