@@ -531,20 +531,20 @@ class KernelCmdlineResource(Resource):
         self.planned = False
 
     # --- want
-    def normalize(self, config, field):
-        wants, warnings = ka.validate_arguments(config["arguments"])
+    def normalize(self, entry, field):
+        wants, warnings = ka.validate_arguments(entry["arguments"])
         for warning in warnings:
             self.module.warn(warning)
-        backend = config["backend"]
+        backend = entry["backend"]
         grubby = self.module.get_bin_path("grubby") if backend in ("auto", "grubby") else None
         if backend == "auto":
             backend = "grubby" if grubby else "grub"
         if backend == "grubby" and not grubby:
             raise ValidationError("backend=grubby but grubby was not found in PATH")
         self.extras["backend"] = backend
-        return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": config["grub_file"],
-                "update_command": config["update_command"], "backup": config["backup"],
-                "proc_cmdline": config["proc_cmdline"]}
+        return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": entry["grub_file"],
+                "update_command": entry["update_command"], "backup": entry["backup"],
+                "proc_cmdline": entry["proc_cmdline"]}
 
     # --- have
     def read(self, key, want):

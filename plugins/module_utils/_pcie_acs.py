@@ -316,13 +316,13 @@ class PcieAcsResource(Resource):
         self.extras = {"changes": []}
         self.planned = self.warned = False
 
-    def normalize(self, config, field):
-        bad = [bdf for bdf in config["devices"] or [] if not is_bdf(bdf)]
+    def normalize(self, entry, field):
+        bad = [bdf for bdf in entry["devices"] or [] if not is_bdf(bdf)]
         if bad:
             raise ValidationError("devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
                                   % ", ".join(repr(b) for b in bad))
-        return {"endpoints": [normalize_bdf(b) for b in config["devices"]] if config["devices"] else None,
-                "mask": CLEAR_MASKS[config["clear"]], "action": config["state"]}
+        return {"endpoints": [normalize_bdf(b) for b in entry["devices"]] if entry["devices"] else None,
+                "mask": CLEAR_MASKS[entry["clear"]], "action": entry["state"]}
 
     def _audit(self, devices, want, use_sysfs):
         if want["endpoints"]:

@@ -320,7 +320,7 @@ def test_parse_grubby_bls_and_c_layouts():
 def test_grubby_one_call_for_all_with_quoted_semicolon_word():
     entries = grub.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
     cmds = grub.grubby_commands("/usr/sbin/grubby", entries,
-                              wants(("pci", DEV_LIST, "present"), ("iommu", "pt", "present"), ("rhgb", None, "absent")))
+                                wants(("pci", DEV_LIST, "present"), ("iommu", "pt", "present"), ("rhgb", None, "absent")))
     assert cmds == [["/usr/sbin/grubby", "--update-kernel=ALL", "--remove-args=rhgb pci",
                      "--args=\"pci=realloc,%s\" iommu=pt" % DEV_LIST]]
 
