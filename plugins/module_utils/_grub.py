@@ -528,7 +528,7 @@ class KernelCmdlineResource(Resource):
     def __init__(self, module):
         super(KernelCmdlineResource, self).__init__(module)
         self.extras = {"backend": None, "changed_files": [], "notes": []}
-        self.planned = False
+        self.planned = self.backup = False
 
     # --- want
     def normalize(self, entry, field):
@@ -542,6 +542,7 @@ class KernelCmdlineResource(Resource):
         if backend == "grubby" and not grubby:
             raise ValidationError("backend=grubby but grubby was not found in PATH")
         self.extras["backend"] = backend
+        self.backup = entry["backup"]
         return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": entry["grub_file"],
                 "update_command": entry["update_command"], "backup": entry["backup"],
                 "proc_cmdline": entry["proc_cmdline"]}
@@ -602,7 +603,7 @@ class KernelCmdlineResource(Resource):
     def apply(self, key, command):
         if command[0] == "write":
             dummy, path, text = command
-            if self.module.params["backup"] and os.path.exists(path):
+            if self.backup and os.path.exists(path):
                 self.extras.setdefault("backup_files", []).append(self.module.backup_local(path))
             try:
                 write_file_atomic(self.module, path, text)

@@ -207,6 +207,8 @@ def check_resource(module, resource, state, config=None):
         _run(module, resource, state, config, None, check=True)
     except _Exit as end:
         failed, result = end.failed, end.result
+        for key, value in (resource.extra_result() or {}).items():
+            result.setdefault(key, value)
     finally:
         warnings = resource.cleanup() or []
     if warnings:
