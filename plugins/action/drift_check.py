@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""rdma.fabric.drift_check: per host, read every area in two module calls (rdma_facts for
-the ports, state_check for all areas' resources), compare on the controller, return one
-record per drifted setting. Documentation in plugins/modules/drift_check.py."""
+"""rdma.fabric.drift_check: per host, read every area in two module calls (state_check with
+the readers the areas start from, then state_check with all areas' resources), compare on
+the controller, return one record per drifted setting. Documentation in
+plugins/modules/drift_check.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -37,19 +38,28 @@ class ActionModule(ActionBase):
         result.update(changed=False, drift_records=[], checked=[i["area"] for i in inputs])
         if not inputs:
             return result
-        subsets = sorted(set(s for i in inputs for s in FACTS[i["area"]]))
-        facts = self._execute_module("rdma.fabric.rdma_facts", module_args={"gather_subset": subsets},
-                                     task_vars=task_vars)
-        if facts.get("unreachable"):
-            return facts
-        if facts.get("failed"):
-            result["drift_records"] = [host_record(host, "gather failed: %s" % facts.get("msg"))]
+        wanted = {}
+        for item in inputs:
+            for reader, args in FACTS[item["area"]](item).items():
+                merged = wanted.setdefault(reader, {})
+                for key, value in args.items():
+                    if isinstance(value, list):
+                        merged[key] = sorted(set(merged.get(key, [])) | set(value))
+                    else:
+                        merged[key] = value
+        gathered = self._execute_module("rdma.fabric.state_check", module_args={"facts": wanted},
+                                        task_vars=task_vars)
+        if gathered.get("unreachable"):
+            return gathered
+        if gathered.get("failed") or gathered.get("facts_errors"):
+            why = gathered.get("msg") or "; ".join("%s: %s" % kv for kv in sorted(gathered["facts_errors"].items()))
+            result["drift_records"] = [host_record(host, "gather failed: %s" % why)]
             return result
-        rdma = facts["ansible_facts"]["rdma"]
+        facts = gathered["facts"]
         requests, records = [], []
         for item in inputs:
             try:
-                requests.extend(AREAS[item["area"]](item, rdma))
+                requests.extend(AREAS[item["area"]](item, facts))
             except AnsibleError as exc:
                 records.append({"host": host, "area": item["area"], "object": "", "setting": "config",
                                 "expected": "valid", "actual": str(exc)})

@@ -55,3 +55,25 @@ def check_all(module, requests):
             entry.update(failed=failed, result=result)
         out.append(entry)
     return out
+
+
+def gather_facts(module, wanted):
+    """The readers the areas' expected states start from, in the same call: ``rdma_facts``
+    (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``.
+    Returns ``(facts, errors)``; a reader that fails is an error, not empty facts."""
+    facts, errors = {}, {}
+    wanted = wanted or {}
+    if "rdma_facts" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+        try:
+            facts["rdma"] = _rdma_facts.gather(module, (wanted["rdma_facts"] or {}).get("gather_subset") or ["devices"])
+        except Exception as exc:        # any reader failure is reported, never read as healthy
+            errors["rdma_facts"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    if "gdr_readiness" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness
+        try:
+            raw = _gdr_readiness.read_host(module, (wanted["gdr_readiness"] or {}).get("proc_root") or "/proc")
+            facts["gdr"] = _gdr_readiness.derive(raw, (wanted["gdr_readiness"] or {}).get("gdr_level") or "PXB")
+        except Exception as exc:
+            errors["gdr_readiness"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    return facts, errors

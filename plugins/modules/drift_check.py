@@ -14,11 +14,12 @@ short_description: Compare a node's managed state with what the roles would set,
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
-  - An action plugin. Per host it runs M(rdma.fabric.rdma_facts) (the ports) and one
-    M(rdma.fabric.state_check) call for every area given, computes each area's expected
-    state on the controller with the same filters the role converges with, and returns one
-    record C({host, area, object, setting, expected, actual}) per smallest setting that
-    differs. Nothing is written on the node.
+  - An action plugin. Per host it makes two M(rdma.fabric.state_check) calls, the first for
+    the readers the areas start from (the ports, the GPU-NIC paths), the second for every
+    area's resources; it computes each area's expected state on the controller with the
+    same filters the role converges with, and returns one record
+    C({host, area, object, setting, expected, actual}) per smallest setting that differs.
+    Nothing is written on the node.
   - A gather that fails, or a resource that cannot be read, is a record of its own (area
     C(host), or the area with setting C(read)), never "no drift".
   - Used by C(playbooks/drift_check.yml), where each role's C(drift_inputs) tasks give the

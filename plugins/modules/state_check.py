@@ -21,11 +21,17 @@ description:
     per host for the checks. An entry that fails (a tool missing, bad config) gives its
     error as its result; the other entries are still checked.
 options:
+  facts:
+    description:
+      - Readers to run first, in the same call; their results come back as RV(facts).
+        C(rdma_facts) takes C(gather_subset) (M(rdma.fabric.rdma_facts)), C(gdr_readiness)
+        takes C(gdr_level) (M(rdma.fabric.gdr_readiness)).
+    type: dict
   resources:
     description: The resources to check.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       resource:
         description: The module whose resource to check.
@@ -79,6 +85,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+facts:
+  description: What the readers of O(facts) returned, as C(rdma) and C(gdr).
+  returned: always
+  type: dict
+facts_errors:
+  description: Per reader of O(facts) that failed, its error.
+  returned: always
+  type: dict
 results:
   description:
     - One entry per O(resources) entry, in order, with C(area), C(resource), C(name),
@@ -90,11 +104,11 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all
+from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, gather_facts
 
 
 def argument_spec():
-    return dict(resources=dict(type="list", elements="dict", required=True, options=dict(
+    return dict(facts=dict(type="dict"), resources=dict(type="list", elements="dict", default=[], options=dict(
         resource=dict(type="str", required=True, choices=sorted(RESOURCES)),
         name=dict(type="str"),
         area=dict(type="str"),
@@ -106,7 +120,9 @@ def argument_spec():
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(changed=False, results=check_all(module, module.params["resources"]))
+    facts, errors = gather_facts(module, module.params["facts"])
+    module.exit_json(changed=False, facts=facts, facts_errors=errors,
+                     results=check_all(module, module.params["resources"]))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@
 given by the role's ``drift_inputs`` tasks) and the node's facts, the resource checks to run
 (``rdma.fabric.state_check`` requests), computed by the same filters the roles converge with.
 
-Each area: ``requests(inputs, facts) -> [request]``; ``FACTS[area]`` names the rdma_facts
-subsets it needs.
+Each area: ``AREAS[area](inputs, facts) -> [request]``, where ``facts`` holds what the readers
+``FACTS[area](inputs)`` names returned (``rdma``: rdma_facts, ``gdr``: gdr_readiness).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,7 +17,7 @@ from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_con
 
 
 def roce_qos_requests(inputs, facts):
-    plan = roce_qos_config(facts, inputs["settings"])
+    plan = roce_qos_config(facts["rdma"], inputs["settings"])
     requests = []
     if plan["ports"]:
         requests.append({"area": "roce_qos", "resource": "mlnx_qos", "state": "replaced", "config": plan["mlnx_qos"]})
@@ -32,4 +32,4 @@ def roce_qos_requests(inputs, facts):
 
 
 AREAS = {"roce_qos": roce_qos_requests}
-FACTS = {"roce_qos": ["devices"]}
+FACTS = {"roce_qos": lambda inputs: {"rdma_facts": {"gather_subset": ["devices"]}}}

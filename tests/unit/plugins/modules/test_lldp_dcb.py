@@ -52,7 +52,8 @@ def test_recon_pfc_etscfg_app():
 
 def test_empty_dump_on_port_without_dcb():
     # PFC-TLV-EMPTY / TLV-ALL-LOCAL: nothing or no 8021QAZ TLVs, rc 0
-    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None}
+    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None,
+                                                  "dcbx": None}
     assert L.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
 
 
@@ -314,4 +315,6 @@ def test_the_same_protocol_twice_in_app_is_refused(monkeypatch, sysfs):
 
 def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
     kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "lldpad is not running\n"})
-    assert kind == "fail" and res["msg"].startswith("running_config: holds no IEEE DCBX TLV"), res
+    assert kind == "fail" and res["msg"].startswith("running_config: TLV dump line 1 'lldpad is not running'"), res
+    kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "\n"})
+    assert kind == "fail" and res["msg"] == "running_config: holds no IEEE DCBX TLV that lldptool -t prints (PFC, ETS, APP): '\\n'", res
