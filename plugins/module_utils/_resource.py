@@ -113,6 +113,11 @@ class Resource(object):
         """Called once before the module exits; returns warnings (e.g. groups not removed)."""
         return []
 
+    def extra_result(self):
+        """Module-specific result keys (e.g. kernel_cmdline's reboot_required), added when the
+        module exits or fails; the engine's own keys win."""
+        return {}
+
 
 def _message(exc):
     return getattr(exc, "msg", None) or str(exc)
@@ -183,6 +188,8 @@ def run_resource(module, resource, state, config=None, running_config=None):
         _run(module, resource, state, config, running_config)
     except _Exit as end:
         result = end.result
+        for key, value in (resource.extra_result() or {}).items():
+            result.setdefault(key, value)
         warnings = resource.cleanup() or []
         for warning in warnings:
             module.warn(warning)
@@ -200,6 +207,8 @@ def check_resource(module, resource, state, config=None):
         _run(module, resource, state, config, None, check=True)
     except _Exit as end:
         failed, result = end.failed, end.result
+        for key, value in (resource.extra_result() or {}).items():
+            result.setdefault(key, value)
     finally:
         warnings = resource.cleanup() or []
     if warnings:
