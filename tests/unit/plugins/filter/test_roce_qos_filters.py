@@ -54,7 +54,7 @@ def test_state_file_is_what_the_modules_render():
     ({"pfc_priorities": [4]}, "roce_qos_lossless_priority=3 has no PFC: add it to roce_qos_pfc_priorities=[4]"),
     ({"dcqcn_priorities": [4]}, "has no DCQCN: add it to roce_qos_dcqcn_priorities=[4]"),
     ({"default_tos": 300}, "roce_qos_default_tos=300: ToS must be 0-255"),
-    ({"default_tos": 98}, "roce_qos_default_tos=98 carries DSCP 24 (ToS >> 2) but roce_qos_roce_dscp=26"),
+    ({"default_tos": 98}, "roce_qos_default_tos 98 carries DSCP 24 (98 >> 2), but roce_qos_roce_dscp is 26; the ToS for DSCP 26 is 104, or 106"),
     ({"nccl_roce_dscp": 24}, "nccl_env_roce_dscp=24 and roce_qos_roce_dscp=26 differ"),
     ({"dcqcn_np_params": {"cnp_dscp": 46}}, "roce_qos_dcqcn_np_params.cnp_dscp=46 contradicts roce_qos_cnp_dscp=48"),
     ({"dscp2prio_extra": [{"dscp": 26, "priority": 5}]}, "roce_qos_dscp2prio_extra[0].dscp=26 moves roce_qos_roce_dscp=26"),
