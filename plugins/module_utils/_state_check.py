@@ -33,7 +33,16 @@ def _node_files(module, options):
     return NodeFilesResource(module, with_content=options.get("content", False))
 
 
-RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files}
+def _kernel_cmdline(module, options):
+    from ansible_collections.rdma.fabric.plugins.module_utils._grub import KernelCmdlineResource
+    return KernelCmdlineResource(module)
+
+
+# kernel_cmdline's config is its module's parameters; these are its argument spec's defaults.
+KERNEL_CMDLINE_DEFAULTS = {"backend": "auto", "grub_file": "/etc/default/grub", "update_command": None,
+                           "backup": False, "proc_cmdline": "/proc/cmdline"}
+RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files,
+             "kernel_cmdline": _kernel_cmdline}
 
 
 def check_all(module, requests):
@@ -50,8 +59,11 @@ def check_all(module, requests):
                                                      % (index, name, ", ".join(sorted(RESOURCES)))})
         else:
             resource = factory(module, request.get("options") or {})
-            failed, result = check_resource(module, resource, request.get("state") or "merged",
-                                            request.get("config"))
+            config = request.get("config")
+            if name == "kernel_cmdline":
+                config = dict(KERNEL_CMDLINE_DEFAULTS, **(config or {}))
+                config["arguments"] = [dict({"value": None, "state": "present"}, **a) for a in config.get("arguments") or []]
+            failed, result = check_resource(module, resource, request.get("state") or "merged", config)
             entry.update(failed=failed, result=result)
         out.append(entry)
     return out

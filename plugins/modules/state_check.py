@@ -37,7 +37,7 @@ options:
         description: The module whose resource to check.
         type: str
         required: true
-        choices: [mlnx_qos, dcqcn, lldp_dcb, node_files]
+        choices: [dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, node_files]
       name:
         description: A label for the entry in the results (default the resource).
         type: str
@@ -49,7 +49,9 @@ options:
         type: str
         default: merged
       config:
-        description: The module's O(rdma.fabric.mlnx_qos#module:config) (or, for V(node_files), C({files, units})).
+        description:
+          - The module's O(rdma.fabric.mlnx_qos#module:config); for V(node_files) C({files, units}), for
+            V(kernel_cmdline) its parameters (C(arguments), C(backend), C(grub_file), ...).
         type: raw
       options:
         description:
