@@ -42,8 +42,8 @@ pairs=${BENCH_PAIRS:-5}
 echo
 echo "ratio to a one-task ping play on all lab hosts ($pairs alternating pairs, podman connection)"
 ansible-playbook -i "$INVENTORY" playbooks/site.yml >/dev/null    # converged before measuring
-lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "site.yml re-run (converged)" \
+python3 lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "site.yml re-run (converged)" \
   --json "$top/.cache/bench.jsonl" -- ansible-playbook -i "$INVENTORY" playbooks/site.yml
-lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "drift check (all areas)" \
+python3 lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "drift check (all areas)" \
   --json "$top/.cache/bench.jsonl" -- ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml \
   -e drift_report_dir="$top/.cache/drift-report"

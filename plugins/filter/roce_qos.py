@@ -23,7 +23,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
-from ansible_collections.rdma.fabric.plugins.module_utils._common import check_name
+from ansible_collections.rdma.fabric.plugins.module_utils._common import check_name, sysfs_root
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
@@ -167,9 +167,12 @@ def roce_ports(facts, interfaces=None):
     return found
 
 
-def rendered_state(ports, mlnx, dcqcn):
+def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
     """The applier's state file: ``IFNAME mlnx_qos ARGV...`` and ``IFNAME sysfs PATH=VALUE``
-    lines, rendered from scratch by the modules' planners (what ``state: rendered`` gives)."""
+    lines, rendered from scratch by the modules' planners (what ``state: rendered`` gives).
+    The planners build paths under this process's sysfs root; the file holds the node's
+    (``node_sysfs``, which rdma_facts reports)."""
+    local = sysfs_root()
     lines = ["# rdma.fabric.roce_qos desired state, written by Ansible; applied at boot by",
              "# rdma-fabric-roce-qos-apply. One line per command: IFNAME mlnx_qos ARGV | IFNAME sysfs PATH=VALUE"]
     for port, mlnx_entry, dcqcn_entry in zip(ports, mlnx, dcqcn):
@@ -179,8 +182,10 @@ def rendered_state(ports, mlnx, dcqcn):
             lines.append("%s mlnx_qos %s" % (netdev, " ".join(argv[1:])))
         config = dict((k, v) for k, v in dcqcn_entry.items() if k not in ("interface", "rdma_device", "port"))
         dwant = _dcqcn.normalize_want(config, netdev, port["device"])
-        for write in _dcqcn.plan_writes(dwant, None, "merged", netdev, port["device"], port["port"]):
-            lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string(write)))
+        for path, value in _dcqcn.plan_writes(dwant, None, "merged", netdev, port["device"], port["port"]):
+            if node_sysfs != local and path.startswith(local.rstrip("/") + "/"):
+                path = node_sysfs.rstrip("/") + path[len(local.rstrip("/")):]
+            lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string((path, value))))
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +204,7 @@ def roce_qos_config(facts, settings):
         "dcqcn": [dict(dcqcn, interface=p["netdev"], rdma_device=p["device"], port=p["port"]) for p in ports],
         "lldp": [dict(lldp, interface=p["netdev"]) for p in ports],
     }
-    result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"])
+    result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"], facts.get("sysfs_root") or "/sys")
     return result
 
 

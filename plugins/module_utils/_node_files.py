@@ -263,8 +263,8 @@ class NodeFilesResource(Resource):
         super(NodeFilesResource, self).__init__(module)
         self.with_content = with_content
 
-    def normalize(self, config, field):
-        return normalize(config)
+    def normalize(self, entry, field):
+        return normalize(entry)
 
     def read(self, key, want):
         content = bool(self.module._diff) or self.with_content

@@ -22,7 +22,7 @@ import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _guid, _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
-    read_sysfs, run_tool, sysfs_path,
+    read_sysfs, run_tool, sysfs_path, sysfs_root,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
     TopoParseError, assign_rails, natural_sorted, parse_topo,
@@ -615,4 +615,7 @@ def gather(module, gather_subset, captured=None):
         raw = read_host(module, subsets)
         facts = derive(raw, subsets)
         facts["source"] = "host"
+        # where this host's sysfs is ($SYSFS_PATH or /sys): controller-side rendering of
+        # sysfs paths (the boot applier's state file) uses the node's, not its own
+        facts["sysfs_root"] = sysfs_root()
     return facts

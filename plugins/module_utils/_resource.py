@@ -283,8 +283,8 @@ def _run(module, resource, state, config, running_config, check=False):
                 after[key] = resource.export(key, read_back[key])
             except (ToolError, ValueError) as exc:
                 after[key] = None
-                read_errors.append("reading %s back failed: %s" % (key if resource.multi else resource.name,
-                                                                     _message(exc)))
+                name = key if resource.multi else resource.name
+                read_errors.append("reading %s back failed: %s" % (name, _message(exc)))
         if failure is not None:
             error = failure["error"]
             msg = ("%s failed midway%s. Applied: %s. Failed: %s (%s). Not attempted: %s."

@@ -192,6 +192,10 @@ ansible_facts:
           type: list
           elements: str
           returned: always
+        sysfs_root:
+          description: The sysfs the facts were read from (C($SYSFS_PATH), default C(/sys)); absent for captured text.
+          type: str
+          returned: when read from the host
         errors:
           description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).
           type: list

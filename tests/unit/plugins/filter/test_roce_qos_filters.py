@@ -38,7 +38,8 @@ def test_defaults_are_good_and_give_tos_106():
     assert plan["lldp"][0]["app"] == [{"selector": 3, "protocol": 4791, "priority": 3}]
 
 
-def test_state_file_is_what_the_modules_render():
+def test_state_file_is_what_the_modules_render(monkeypatch):
+    monkeypatch.delenv("SYSFS_PATH", raising=False)
     text = F["roce_qos_config"](FACTS, settings())["state_file"]
     lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
     assert lines[0] == "eth2 mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0 --trust dscp --tsa " \
@@ -95,3 +96,10 @@ def test_drift_records_name_the_smallest_setting():
          "expected": [3], "actual": []}]
     unchanged = {"changed": False, "before": mlnx["after"], "after": mlnx["after"]}
     assert F["roce_qos_drift"]([unchanged], "n") == []
+
+
+def test_state_file_paths_are_under_the_nodes_sysfs(monkeypatch):
+    monkeypatch.setenv("SYSFS_PATH", "/controller/sys")
+    text = F["roce_qos_config"](dict(FACTS, sysfs_root="/run/fabricsim/sys"), settings())["state_file"]
+    paths = [ln.split()[2] for ln in text.splitlines() if not ln.startswith("#") and " sysfs " in ln]
+    assert paths and all(p.startswith("/run/fabricsim/sys/") for p in paths), paths
