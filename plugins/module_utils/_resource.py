@@ -34,6 +34,14 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolErr
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 
 STATES = ("merged", "replaced", "overridden", "deleted", "gathered", "rendered", "parsed")
+# AnsibleModule(required_if=...) of a multi-object module: what each state needs.
+REQUIRED_IF = [
+    ("state", "merged", ("config",)),
+    ("state", "replaced", ("config",)),
+    ("state", "gathered", ("config",)),
+    ("state", "rendered", ("config",)),
+    ("state", "parsed", ("running_config",)),
+]
 
 
 class Resource(object):
