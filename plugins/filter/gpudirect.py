@@ -120,7 +120,7 @@ def plan(gdr, config):
                  for path in acs.get("paths") or [] if path.get("redirect")] if runtime else []
     acs_install = runtime and bool(targets)
     systemd = gdr.get("systemd")
-    units = [{"name": ACS_UNIT, "enabled": True}] if acs_install and systemd else []
+    units = [{"name": ACS_UNIT, "enabled": True, "active": True}] if acs_install and systemd else []
     if acs_install and not systemd:
         notes.append("no systemd on this host: %s/%s is installed but not enabled; run %s at boot another way."
                      % (config.get("gpudirect_unit_dir"), ACS_UNIT, config.get("gpudirect_acs_script_path")))

@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import ipaddress
 import re
 
@@ -250,14 +251,11 @@ def node(facts, config, host="this node"):
     return result
 
 
-def verify_errors(text, plan, extra_nics=None):
+def text_errors(text, plan, extra_nics=None):
     """What is wrong with ``text`` (a file as NCCL reads it) for the node ``plan``
     (``nccl_env_node``): values other than intended, NCCL_IB_HCA not exactly the rails (or
     listing a NIC that is not a rail), a GID index that is not a RoCE v2 IPv4 GID on every
-    RoCE rail. Empty when the file is right."""
-    if not isinstance(text, str):
-        raise AnsibleFilterError("nccl_env_verify_errors: expected the text of an nccl.conf file, got %s"
-                                 % type(text).__name__)
+    RoCE rail. Empty when the text is right."""
     problems = _nccl_consistency.conf_diff(text, plan["settings"])
     found = _nccl.parse_conf(text)
     rails = plan["rails"]
@@ -283,6 +281,36 @@ def verify_errors(text, plan, extra_nics=None):
                                 "GIDs there: %s)" % (index, rail.get("device"), rail.get("port"),
                                                      ", ".join("%s=%s" % (g.get("index"), g.get("type"))
                                                                for g in rail.get("ipv4_gids") or []) or "none"))
+    return problems
+
+
+def verify_errors(files, plan, extra_nics=None, owner="root", group="root"):
+    """Check the files from what node_files read back (``files``: its ``after.files``, path ->
+    state, checksum, mode, owner, group; a plain string is taken as the text of one file):
+    each holds exactly the node's text (same SHA-256), mode 0644 and owner:group, and that
+    text holds the intended settings (``text_errors``). Messages start with the path."""
+    if isinstance(files, str):
+        return text_errors(files, plan, extra_nics)
+    if not isinstance(files, dict) or not files:
+        raise AnsibleFilterError("nccl_env_verify_errors: expected after.files of rdma.fabric.node_files, got %r"
+                                 % (files,))
+    if not isinstance(plan, dict) or not isinstance(plan.get("text"), str):
+        raise AnsibleFilterError("nccl_env_verify_errors: expected the nccl_env_node result of this node")
+    digest = hashlib.sha256(plan["text"].encode("utf-8")).hexdigest()
+    problems = ["the intended text: %s" % problem for problem in text_errors(plan["text"], plan, extra_nics)]
+    for path in sorted(files):
+        entry = files[path] or {}
+        if entry.get("state") != "present":
+            problems.append("%s: missing" % path)
+            continue
+        if entry.get("checksum") != digest:
+            problems.append("%s: content differs from the intended text (sha256 %s, intended %s)"
+                            % (path, entry.get("checksum"), digest))
+        if str(entry.get("mode")) != "0644":
+            problems.append("%s: mode %s, intended 0644" % (path, entry.get("mode")))
+        if (entry.get("owner"), entry.get("group")) != (owner, group):
+            problems.append("%s: owned by %s:%s, intended %s:%s" % (path, entry.get("owner"), entry.get("group"),
+                                                                    owner, group))
     return problems
 
 

@@ -103,7 +103,7 @@ def test_plan_clears_only_the_path_with_redirect_and_installs_the_unit():
                                   "nic_pci_address": "0000:1a:00.0", "bridges": ["0000:17:00.0", "0000:17:01.0"]}]
     assert plan["acs_install"] is True
     assert plan["acs_bridges"] == ["0000:17:00.0", "0000:17:01.0", "0000:99:00.0", "0000:99:01.0"]
-    assert plan["units"] == [{"name": "rdma-fabric-acs.service", "enabled": True}]
+    assert plan["units"] == [{"name": "rdma-fabric-acs.service", "enabled": True, "active": True}]
     assert plan["kernel_arguments"] == [{"name": "iommu", "value": "pt"}]
     assert plan["modprobe"] is None          # nvidia_peermem is loaded (PROC_MODULES)
     assert plan["files"] == [{"path": "/etc/modules-load.d/nvidia-peermem.conf", "mode": "0644", "content":

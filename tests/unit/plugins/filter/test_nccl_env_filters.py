@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import hashlib
 import os
 
 import pytest
@@ -197,9 +198,36 @@ def test_verify_finds_edited_values_hca_and_gid(facts):
     assert any(p.startswith("NCCL_IB_GID_INDEX=0 is not a RoCE v2 GID with an IPv4 address on mlx5_0") for p in problems)
 
 
-def test_verify_needs_text():
-    with pytest.raises(AnsibleFilterError, match="expected the text"):
+def after_files(text, **changes):
+    entry = {"state": "present", "checksum": hashlib.sha256(text.encode("utf-8")).hexdigest(), "mode": "0644",
+             "owner": "root", "group": "root"}
+    entry.update(changes)
+    return {"/etc/nccl.conf": entry}
+
+
+def test_verify_from_what_node_files_read_back(facts):
+    node = F.node(facts, config())
+    assert F.verify_errors(after_files(node["text"]), node, facts["extra_nics"]) == []
+    problems = F.verify_errors(after_files(node["text"] + "NCCL_DEBUG=INFO\n", mode="0600", owner="nobody"), node)
+    assert problems[0].startswith("/etc/nccl.conf: content differs from the intended text (sha256 ")
+    assert problems[1:] == ["/etc/nccl.conf: mode 0600, intended 0644",
+                            "/etc/nccl.conf: owned by nobody:root, intended root:root"]
+    assert F.verify_errors({"/etc/nccl.conf": {"state": "absent"}}, node) == ["/etc/nccl.conf: missing"]
+    assert F.verify_errors(after_files(node["text"], owner="nccl"), node, owner="nccl") == []
+
+
+def test_verify_checks_the_intended_text_too(facts):
+    node = F.node(facts, config())
+    wrong = dict(node, settings=dict(node["settings"], NCCL_IB_TC=104))
+    assert F.verify_errors(after_files(node["text"]), wrong) == [
+        "the intended text: NCCL_IB_TC is '106' in the file, intended '104'"]
+
+
+def test_verify_needs_node_files_state():
+    with pytest.raises(AnsibleFilterError, match="expected after.files"):
         F.verify_errors(None, {"settings": {}, "rails": []})
+    with pytest.raises(AnsibleFilterError, match="expected the nccl_env_node result"):
+        F.verify_errors({"/etc/nccl.conf": {}}, {"settings": {}, "rails": [], "text": None})
 
 
 # ------------------------------------------------------------------ nccl_env_fleet
