@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Read the ansible.posix.json callback's output on stdin; print JSON {host: {"reached": N,
 "changed": N, "tasks": [names]}}: the tasks whose module ran on the node (not skipped, not a
 controller-only action such as set_fact, debug or assert)."""
