@@ -191,7 +191,23 @@ def run_resource(module, resource, state, config=None, running_config=None):
         module.exit_json(**result)
 
 
-def _run(module, resource, state, config, running_config):
+def check_resource(module, resource, state, config=None):
+    """The lifecycle in check mode, returning ``(failed, result)`` instead of ending the
+    module: what a drift check runs for each resource, several in one module call."""
+    resource.state = state
+    failed, result = True, {"msg": "%s: the engine ended without a result" % resource.name}
+    try:
+        _run(module, resource, state, config, None, check=True)
+    except _Exit as end:
+        failed, result = end.failed, end.result
+    finally:
+        warnings = resource.cleanup() or []
+    if warnings:
+        result.setdefault("warnings", []).extend(warnings)
+    return failed, result
+
+
+def _run(module, resource, state, config, running_config, check=False):
     if state == "parsed":
         try:
             parsed = resource.parse(running_config)
@@ -244,7 +260,7 @@ def _run(module, resource, state, config, running_config):
     after = dict(before)
     result = {"commands": commands}
 
-    if module.check_mode:
+    if check or module.check_mode:
         for key in keys:
             if plans[key]:
                 after[key] = resource.export(key, resource.predict(key, wants[key], haves[key], state))
