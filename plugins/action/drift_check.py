@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""rdma.fabric.drift_check: per host, read every area in two module calls (state_check with
-the readers the areas start from, then state_check with all areas' resources), compare on
-the controller, return one record per drifted setting. Documentation in
-plugins/modules/drift_check.py."""
+"""rdma.fabric.drift_check: per host, check every area's resources in one state_check call
+(the areas' inputs come from each role's drift_inputs tasks, computed from the facts the
+play read once), compare on the controller, return one record per drifted setting.
+Documentation in plugins/modules/drift_check.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,7 +14,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
-from ansible_collections.rdma.fabric.plugins.plugin_utils._drift_areas import AREAS, FACTS
+from ansible_collections.rdma.fabric.plugins.plugin_utils._drift_areas import AREAS
 
 
 # Settings of a resource that shares objects (interfaces) with another in the same area carry
@@ -30,7 +30,7 @@ def host_record(host, actual, setting="check"):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("inputs",))
+    _VALID_ARGS = frozenset(("inputs", "gathered"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -43,30 +43,21 @@ class ActionModule(ActionBase):
                                    % (index, ", ".join(sorted(AREAS)), item if not isinstance(item, dict)
                                       else item.get("area")))
         result.update(changed=False, drift_records=[], checked=[i["area"] for i in inputs])
-        if not inputs:
-            return result
-        wanted = {}
-        for item in inputs:
-            for reader, args in FACTS[item["area"]](item).items():
-                merged = wanted.setdefault(reader, {})
-                for key, value in args.items():
-                    if isinstance(value, list):
-                        merged[key] = sorted(set(merged.get(key, [])) | set(value))
-                    else:
-                        merged[key] = value
-        gathered = self._execute_module("rdma.fabric.state_check", module_args={"facts": wanted},
-                                        task_vars=task_vars)
+        # The play's first read (state_check facts); when it failed the areas have no inputs,
+        # and the host is a record of its own, never "no drift".
+        gathered = self._task.args.get("gathered") or {}
         if gathered.get("unreachable"):
             return gathered
         if gathered.get("failed") or gathered.get("facts_errors"):
             why = gathered.get("msg") or "; ".join("%s: %s" % kv for kv in sorted(gathered["facts_errors"].items()))
             result["drift_records"] = [host_record(host, "gather failed: %s" % why)]
             return result
-        facts = gathered["facts"]
+        if not inputs:
+            return result
         requests, records = [], []
         for item in inputs:
             try:
-                for request in AREAS[item["area"]](item, facts, host):
+                for request in AREAS[item["area"]](item, host):
                     if request.get("records") is not None:      # judged from the facts alone
                         records.extend(request["records"])
                     else:

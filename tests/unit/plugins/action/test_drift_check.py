@@ -37,7 +37,12 @@ def action(responses, args):
 
 
 def inputs():
-    return [{"area": "roce_qos", "settings": settings(), "persist": False}, None]
+    from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
+    return [{"area": "roce_qos", "errors": [], "plan": roce_qos_config(FACTS, settings()), "lldp": False,
+             "persist": False}, None]
+
+
+GATHERED = {"facts": {"rdma": FACTS}, "facts_errors": {}}
 
 
 def test_two_calls_and_one_record_per_setting():
@@ -48,10 +53,10 @@ def test_two_calls_and_one_record_per_setting():
          "result": {"before": before, "after": after, "commands": ["x"]}},
         {"area": "roce_qos", "resource": "dcqcn", "name": "dcqcn", "failed": True,
          "result": {"msg": "interface=eth2: no ecn directory"}}]}
-    result, calls = action([{"facts": {"rdma": FACTS}, "facts_errors": {}}, probe], {"inputs": inputs()})
-    assert [c[0] for c in calls] == ["rdma.fabric.state_check", "rdma.fabric.state_check"]
-    assert calls[0][1] == {"facts": {"rdma_facts": {"gather_subset": ["devices"]}}}
-    assert [r["resource"] for r in calls[1][1]["resources"]] == ["mlnx_qos", "dcqcn"]
+    result, calls = action([probe], {"inputs": inputs(), "gathered": GATHERED})
+    assert [c[0] for c in calls] == ["rdma.fabric.state_check"]
+    assert [r["resource"] for r in calls[0][1]["resources"]] == ["mlnx_qos", "dcqcn"]
+    assert set(calls[0][1]["resources"][0]) <= {"resource", "name", "area", "state", "config", "options"}
     assert result["checked"] == ["roce_qos"]
     assert result["drift_records"] == [
         {"host": "gpu 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []},
@@ -60,14 +65,31 @@ def test_two_calls_and_one_record_per_setting():
 
 
 def test_a_failed_gather_is_a_host_record_and_unreachable_passes_through():
-    result, calls = action([{"facts": {}, "facts_errors": {"rdma_facts": "OSError: boom"}}], {"inputs": inputs()})
-    assert len(calls) == 1
+    result, calls = action([], {"inputs": [None], "gathered": {"facts": {}, "facts_errors": {"rdma_facts": "OSError: boom"}}})
+    assert calls == []
     assert result["drift_records"] == [{"host": "gpu 1", "area": "host", "object": "", "setting": "check",
                                         "expected": "checked", "actual": "gather failed: rdma_facts: OSError: boom"}]
-    result, calls = action([{"unreachable": True, "msg": "gone"}], {"inputs": inputs()})
+    result, calls = action([{"unreachable": True, "msg": "gone"}], {"inputs": inputs(), "gathered": GATHERED})
     assert result == {"unreachable": True, "msg": "gone"}
 
 
 def test_no_inputs_no_call():
     result, calls = action([], {"inputs": [None]})
     assert calls == [] and result["drift_records"] == [] and result["checked"] == []
+
+
+def test_an_area_judges_files_key_by_key_and_a_missing_file_drifts_every_key():
+    node = {"errors": [], "active": True, "text": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=3\n",
+            "settings": {"NCCL_IB_HCA": "=mlx5_0", "NCCL_IB_GID_INDEX": 3}}
+    nccl = {"area": "nccl_env", "errors": [], "node": node, "paths": ["/etc/nccl.conf", "/etc/nccl.env"],
+            "owner": "root", "group": "root"}
+    probe = {"results": [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "failed": False,
+                          "result": {"before": {"units": {}, "files": {
+                              "/etc/nccl.conf": {"state": "present", "mode": "0644", "owner": "root", "group": "root",
+                                                 "content": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=5\n"},
+                              "/etc/nccl.env": {"state": "absent"}}}}}]}
+    result, calls = action([probe], {"inputs": [nccl], "gathered": GATHERED})
+    assert calls[0][1]["resources"][0]["options"] == {"content": True}
+    assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in result["drift_records"]] == [
+        ("/etc/nccl.conf", "NCCL_IB_GID_INDEX", "3", "5"),
+        ("/etc/nccl.env", "NCCL_IB_GID_INDEX", "3", None), ("/etc/nccl.env", "NCCL_IB_HCA", "=mlx5_0", None)]
