@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The execution environment (EE) end to end, with no container registry:
 #   1. ansible-builder create: the build context from execution-environment.yml (keeps it valid);
-#   2. the EE base image: the node image's Debian rootfs (lab/image.sh) plus pip;
+#   2. the EE base image: the node image's Debian rootfs (lab/image.sh) plus a Python venv;
 #   3. the EE image: ansible-builder's own Containerfile built with podman on that base
 #      (ansible-core, ansible-runner, the collection tarball built from this tree, its bindep and
 #      Python dependencies); cached by a key of its inputs, like the node image;
-#   4. an ee-* lab node with sshd, converged with roce_qos;
-#   5. the drift check run the way AWX runs jobs (ansible-runner with the EE as its container)
-#      over SSH, with ansible-runner's artifacts landing outside the container:
-#      it must pass on the converged node and fail, naming the node, once a setting drifted.
+#   4. an ee-* lab node with sshd and fabricsim;
+#   5. jobs run the way AWX runs them (ansible-runner with the EE as its container) over SSH,
+#      with ansible-runner's artifacts landing outside the container: roce_qos converges the
+#      node, then the drift check must pass on it, and fail, naming the interface and the value,
+#      once a setting drifted behind Ansible's back.
 # Environment: RDMA_FABRIC_NODE_IMAGE (else lab/image.sh is asked), EE_KEEP=1 keeps the node.
 set -euo pipefail
 
@@ -117,10 +118,8 @@ podman exec -i "$node" sh -c 'mkdir -p -m 0700 /root/.ssh && cat >/root/.ssh/aut
 ip=$(podman inspect -f '{{.NetworkSettings.IPAddress}}' "$node")
 [ -n "$ip" ] || die "$node has no IP address"
 
-# The inventory an AWX inventory source would give: the node's address, root over SSH. The
-# same file serves the host-side prepare and converge (SSH, pipelined: far fewer round trips
-# than the podman connection) and the job in the EE, where the machine credential's key is
-# mounted at /runner/ssh, as AWX mounts its credentials.
+# The inventory an AWX inventory source would give: the node's address, root over SSH, the
+# machine credential's key mounted at /runner/ssh, as AWX mounts its credentials.
 job="$out/job"
 rm -rf "$job" && mkdir -p "$job/runner/inventory" "$job/reports"
 inventory() {  # inventory KEYFILE
@@ -138,7 +137,6 @@ all:
         $node: {ansible_host: $ip, fabricsim_profile: $node_profile}
 INV
 }
-inventory "$ssh_dir/id_ed25519" >"$job/host-inventory.yml"
 inventory /runner/ssh/id_ed25519 >"$job/runner/inventory/hosts.yml"
 ssh_ok() {
   ssh -q -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=2 \
@@ -146,21 +144,22 @@ ssh_ok() {
 }
 for _ in $(seq 30); do ssh_ok && break; sleep 1; done
 ssh_ok || die "no SSH to root@$ip ($node)"
-export ANSIBLE_PIPELINING=true
-ansible-playbook -i "$job/host-inventory.yml" tests/molecule/prepare.yml \
-  -e prepare_fabricsim_source="$top/tests/fabricsim/" >"$job/prepare.log" 2>&1 \
-  || { tail -30 "$job/prepare.log" >&2; die "prepare $node"; }
-ansible-playbook -i "$job/host-inventory.yml" playbooks/roce_qos.yml >"$job/converge.log" 2>&1 \
-  || { tail -30 "$job/converge.log" >&2; die "converge $node"; }
-say "$node ($ip) prepared and converged"
+# fabricsim in the node: what tests/molecule/prepare.yml does for a RoCE node, in three commands
+# (its copy task, one round trip per file, took minutes on a loaded CI host).
+podman exec "$node" mkdir -p /opt/fabricsim && podman cp tests/fabricsim/. "$node:/opt/fabricsim/" \
+  || die "copying fabricsim into $node"
+podman exec "$node" sh -c "python3 /opt/fabricsim/bin/fabricsim install >/dev/null \
+  && fabricsim init --profile $node_profile >/dev/null && systemctl start fabricsim-sysfsd.service" \
+  || die "fabricsim did not start in $node"
+say "$node ($ip) reachable over SSH, fabricsim profile $node_profile"
 
 # --- 5. the drift check in the EE, over SSH, as an AWX job ----------------------------------
 # ansible-runner's private data directory (what AWX hands to ansible-runner for each job) is
 # mounted at /runner and the job writes its events there. This host's runner creates it as root,
 # so the job runs as root here (--user=0); on AWX the EE's own user (1000) owns it in the job pod.
 
-run_job() {  # run_job NAME: rdma.fabric.drift_check in the EE, the way AWX runs a job; its exit code
-  ansible-runner run "$job/runner" --ident "$1" -p rdma.fabric.drift_check \
+run_job() {  # run_job NAME PLAYBOOK: the playbook in the EE, the way AWX runs a job; its exit code
+  ansible-runner run "$job/runner" --ident "$1" -p "$2" \
     --process-isolation --process-isolation-executable podman --container-image "$ee_image" \
     --container-volume-mount "$ssh_dir:/runner/ssh:ro" --container-volume-mount "$job/reports:/runner/reports" \
     --container-option=--network=host --container-option=--user=0 \
@@ -197,7 +196,7 @@ else:
 if not any(e.get("event") == "runner_on_ok" and e["event_data"].get("host") == node for e in events):
     errors.append(f"no task ran on {node}")
 # The drift reports (issue 12): required once the playbook writes them.
-if "drift_report_dir" in pathlib.Path("playbooks/drift_check.yml").read_text():
+if name != "converge" and "drift_report_dir" in pathlib.Path("playbooks/drift_check.yml").read_text():
     if not (job / "reports" / "drift.json").is_file():
         errors.append("drift_check.yml takes drift_report_dir but wrote no drift.json")
 recap = {k: (stats[-1]["event_data"].get(k) or {}).get(node, 0) for k in ("ok", "changed", "failures", "dark")} if stats else "missing"
@@ -208,13 +207,17 @@ sys.exit(1 if errors else 0)
 PY
 }
 
-rc=0; run_job clean || rc=$?; echo "$rc" >"$job/clean.rc"
+# The three job templates of the README's AWX how-to that need no survey: converge, then the
+# drift check on the converged node, then the drift check after a setting drifted.
+rc=0; run_job converge rdma.fabric.roce_qos || rc=$?; echo "$rc" >"$job/converge.rc"
+check_job converge 0 0 || { tail -40 "$job/converge.out" >&2; die "converge in the EE"; }
+rc=0; run_job clean rdma.fabric.drift_check || rc=$?; echo "$rc" >"$job/clean.rc"
 check_job clean 0 0 || { tail -40 "$job/clean.out" >&2; die "drift check on the converged node"; }
 
 # Drift one setting behind Ansible's back: the same job must now fail on that node.
 iface=$(podman exec "$node" sh -c 'ls /run/fabricsim/sys/class/net | grep -v "^lo$" | head -1')
 podman exec "$node" mlnx_qos -i "$iface" --trust pcp >/dev/null
-rc=0; run_job drifted || rc=$?; echo "$rc" >"$job/drifted.rc"
+rc=0; run_job drifted rdma.fabric.drift_check || rc=$?; echo "$rc" >"$job/drifted.rc"
 check_job drifted 2 1 || { tail -40 "$job/drifted.out" >&2; die "drift check on the drifted node"; }
 # the report names the interface and the drifted value (loosely matched: the report's layout is
 # the drift check's own)
