@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 help:
 	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
 	@echo "make lab-destroy  remove the lab containers"
-	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, Molecule"
+	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, docs lint, EE, Molecule"
 	@echo "make molecule SCENARIO=name   one Molecule scenario"
 	@echo "make docs         the collection's HTML docs (build/docs/build/html/index.html)"
 	@echo "make ee           the execution environment image and the drift check run in it"
