@@ -118,6 +118,11 @@ options:
             stays in the kernel after the C(rmdir).
         type: int
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.qos
   check_mode:
     description: Computes the writes and the predicted state; writes nothing.
     support: full

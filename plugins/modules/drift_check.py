@@ -38,6 +38,11 @@ options:
     elements: raw
     required: true
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.drift
   check_mode:
     description: Always reads only.
     support: full

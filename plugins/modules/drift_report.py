@@ -52,6 +52,11 @@ options:
     description: The heading printed above the table.
     type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.drift
   check_mode:
     description: Writes the reports in check mode too (they are the point of a check run).
     support: full

@@ -79,6 +79,11 @@ options:
         description: Content of C(/proc/cmdline).
         type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Read-only; runs the same in check mode.
     support: full

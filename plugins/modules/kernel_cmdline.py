@@ -97,6 +97,11 @@ options:
     type: path
     default: /proc/cmdline
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Computes the new files, commands and RV(reboot_required) without writing.
     support: full

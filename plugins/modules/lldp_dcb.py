@@ -144,6 +144,11 @@ options:
         description: Send the APP TLV.
         type: bool
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.qos
   check_mode:
     description: Computes the commands; writes nothing.
     support: full

@@ -114,6 +114,11 @@ options:
         description: Cable length in meters used for the buffer xoff/xon thresholds, 0-65535.
         type: int
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.qos
   check_mode:
     description: Computes the commands and the predicted state; runs no write.
     support: full

@@ -57,6 +57,11 @@ options:
       - Output of C(lspci -vvv) (with or without C(-D)/C(-nn)) for O(state=parsed).
     type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Computes the setpci commands and the new control words without writing.
     support: full

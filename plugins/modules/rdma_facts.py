@@ -68,6 +68,11 @@ options:
         description: Output of C(ibdev2netdev) or C(ibdev2netdev -v) (netdevs, PCI addresses).
         type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.facts
   check_mode:
     description: Read-only; runs the same in check mode.
     support: full

@@ -59,6 +59,11 @@ options:
             V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before).
         type: dict
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.node) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.node
   check_mode:
     description: Always reads only.
     support: full

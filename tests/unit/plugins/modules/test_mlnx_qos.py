@@ -350,7 +350,7 @@ def test_tsa_only_change_sends_zero_share_for_non_ets_tcs(monkeypatch, sysfs):
 def test_documentation_is_valid_yaml_and_matches_argspec():
     doc = helpers.assert_doc_matches_argspec(mlnx_qos)
     assert doc["module"] == "mlnx_qos" and doc["version_added"] == "0.1.0"
-    assert set(doc["attributes"]) == {"check_mode", "diff_mode", "platform"}
+    assert set(doc["attributes"]) == {"action_group", "check_mode", "diff_mode", "platform"}
 
 
 def test_interface_names_are_checked_by_the_kernel_rules(monkeypatch, sysfs):
