@@ -95,3 +95,28 @@ def run_tool(module, argv, check_rc=True):
         raise ToolError("%s failed (rc=%s): %s" % (" ".join(argv), rc, words),
                         argv=argv, rc=rc, stdout=out, stderr=err)
     return rc, out, err
+
+
+# Linux IFNAMSIZ is 16 with the NUL: a netdev name has at most 15 bytes (dev_valid_name()).
+IFNAME_MAX = 15
+# IB_DEVICE_NAME_MAX is 64 with the NUL.
+RDMA_DEVICE_MAX = 63
+
+
+def check_name(field, value, what="interface", max_len=IFNAME_MAX):
+    """A kernel object name as the kernel accepts it (dev_valid_name(): not empty, not ``.``
+    or ``..``, no ``/``, ``:`` or whitespace, at most ``max_len`` bytes), and not starting
+    with ``-`` (it would read as an option to a tool). Returns it; raises ValueError naming
+    the field and the value."""
+    if not isinstance(value, str) or not value:
+        raise ValueError("%s=%r: expected a %s name" % (field, value, what))
+    if value in (".", ".."):
+        raise ValueError("%s=%r: not a %s name" % (field, value, what))
+    bad = [c for c in value if c in "/:" or c.isspace() or ord(c) < 32]
+    if bad:
+        raise ValueError("%s=%r: a %s name cannot contain %r" % (field, value, what, bad[0]))
+    if value.startswith("-"):
+        raise ValueError("%s=%r: a %s name cannot start with '-'" % (field, value, what))
+    if len(value.encode("utf-8")) > max_len:
+        raise ValueError("%s=%r: a %s name has at most %d characters" % (field, value, what, max_len))
+    return value

@@ -26,7 +26,7 @@ driver: one module owns every QoS sysfs write, so ``state: rendered`` gives the 
 Layout: ``read_tree`` is the only I/O seam and returns ``{path: text}``, the same shape
 ``parse_running_config`` builds from ``grep -r . <dirs>`` output (``path:value`` lines),
 so ``parse_tree`` serves gathered and parsed alike; ``plan_writes`` is the pure compare;
-``apply_writes`` writes and reports what was and was not applied.
+``apply_write`` makes one write. ``DcqcnResource`` plugs them into the resource engine.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,11 +37,15 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
-    ToolError, read_sysfs, sysfs_path, write_sysfs,
+    RDMA_DEVICE_MAX, ToolError, check_name, read_sysfs, sysfs_path, write_sysfs,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
 POINTS = ("np", "rp")
+# Ranges the mlx5 driver enforces on the NP parameters (mlx5_ecn sysfs store functions);
+# the rest take a u32.
+PARAM_RANGES = {"cnp_dscp": (0, 63, "DSCP"), "cnp_802p_prio": (0, 7, "priority")}
 _TCLASS = re.compile(r"Global tclass=(-?\d+)")
 
 
@@ -74,7 +78,7 @@ def cm_tos_path(rdma_device, port):
     return os.path.join(rdma_cm_dir(), rdma_device, "ports", str(port), "default_roce_tos")
 
 
-class DcqcnError(Exception):
+class DcqcnError(ValueError):
     def __init__(self, msg):
         super(DcqcnError, self).__init__(msg)
         self.msg = msg
@@ -255,7 +259,7 @@ def to_result(state):
 
 
 # --------------------------------------------------------------------------- want
-def normalize_want(config, interface, rdma_device):
+def normalize_want(config, interface, rdma_device, prefix="config"):
     """Validate ``config``; raise ValidationError naming the field and the value."""
     config = config or {}
     want = {}
@@ -264,9 +268,9 @@ def normalize_want(config, interface, rdma_device):
         if spec is None:
             continue
         if not interface:
-            raise V.ValidationError("config.%s is given but interface is not: the ECN files are per "
-                                    "network interface" % point)
-        field = "config.%s" % point
+            raise V.ValidationError("%s.%s is given but interface is not: the ECN files are per "
+                                    "network interface" % (prefix, point))
+        field = "%s.%s" % (prefix, point)
         params = spec.get("params")
         if params is not None:
             if not isinstance(params, dict):
@@ -275,7 +279,8 @@ def normalize_want(config, interface, rdma_device):
             for name, value in params.items():
                 if not re.match(r"^[A-Za-z0-9_.]+$", str(name)) or name == "enable":
                     raise V.ValidationError("%s.params: %r is not a parameter file name" % (field, name))
-                checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, 0, 2 ** 32 - 1)
+                low, high, what = PARAM_RANGES.get(str(name), (0, 2 ** 32 - 1, None))
+                checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, low, high, what)
             params = checked
         want[point] = {
             "enabled_priorities": V.priority_list(field + ".enabled_priorities", spec.get("enabled_priorities")),
@@ -283,12 +288,14 @@ def normalize_want(config, interface, rdma_device):
         }
     if config.get("roce_tos") is not None:
         if not rdma_device:
-            raise V.ValidationError("config.roce_tos=%s is given but rdma_device is not" % config["roce_tos"])
-        want["roce_tos"] = V.int_in_range("config.roce_tos", config["roce_tos"], 0, 255, "ToS")
+            raise V.ValidationError("%s.roce_tos=%s is given but %s.rdma_device is not"
+                                    % (prefix, config["roce_tos"], prefix))
+        want["roce_tos"] = V.int_in_range(prefix + ".roce_tos", config["roce_tos"], 0, 255, "ToS")
     if config.get("rdma_cm_tos") is not None:
         if not rdma_device:
-            raise V.ValidationError("config.rdma_cm_tos=%s is given but rdma_device is not" % config["rdma_cm_tos"])
-        want["rdma_cm_tos"] = V.int_in_range("config.rdma_cm_tos", config["rdma_cm_tos"], 0, 255, "ToS")
+            raise V.ValidationError("%s.rdma_cm_tos=%s is given but %s.rdma_device is not"
+                                    % (prefix, config["rdma_cm_tos"], prefix))
+        want["rdma_cm_tos"] = V.int_in_range(prefix + ".rdma_cm_tos", config["rdma_cm_tos"], 0, 255, "ToS")
     return want
 
 
@@ -373,15 +380,6 @@ def desired_state(want, have, state):
 
 
 # --------------------------------------------------------------------------- apply
-class ApplyError(Exception):
-    def __init__(self, msg, applied, failed, not_attempted):
-        super(ApplyError, self).__init__(msg)
-        self.msg = msg
-        self.applied = applied
-        self.failed = failed
-        self.not_attempted = not_attempted
-
-
 def _write_tos(path, value):
     # traffic_class reads back "Global tclass=N", never the "N" written, so write_sysfs's
     # read-back compare always disagrees: check the parsed read-back instead.
@@ -393,19 +391,98 @@ def _write_tos(path, value):
             raise exc
 
 
-def apply_writes(writes):
-    applied = []
-    for index, (path, value) in enumerate(writes):
-        try:
-            if path.endswith("/traffic_class"):
-                _write_tos(path, value)
-            else:
-                write_sysfs(path, value)
-        except ToolError as exc:
-            failed = write_string((path, value))
-            rest = [write_string(w) for w in writes[index + 1:]]
-            raise ApplyError("sysfs write failed midway. Applied: %s. Failed: %s (%s). Not attempted: %s."
-                             % ("; ".join(applied) or "none", failed, exc.msg, "; ".join(rest) or "none"),
-                             applied, failed, rest)
-        applied.append(write_string((path, value)))
-    return applied
+def apply_write(write):
+    """One ``(path, value)`` write; ToolError naming the path when the kernel refuses it."""
+    path, value = write
+    if path.endswith("/traffic_class"):
+        _write_tos(path, value)
+    else:
+        write_sysfs(path, value)
+
+
+class DcqcnResource(Resource):
+    """dcqcn on the engine: one object per interface (its ECN files, and the verbs and
+    RDMA-CM default ToS of its RDMA device port)."""
+
+    name = "dcqcn"
+    key_field = "interface"
+
+    def __init__(self, module):
+        super(DcqcnResource, self).__init__(module)
+        self.rdma_cm = RdmaCmGroups()
+        self.targets = {}
+
+    def identity(self, entry, field):
+        """The interface, or for a ToS-only entry ``rdma_device/port``."""
+        if entry.get("interface") is not None:
+            key = check_name(field + ".interface", entry["interface"])
+        elif entry.get("rdma_device") is not None:
+            check_name(field + ".rdma_device", entry["rdma_device"], "RDMA device", RDMA_DEVICE_MAX)
+            key = "%s/%s" % (entry["rdma_device"], entry.get("port") or 1)
+        else:
+            raise V.ValidationError("%s: give interface (ECN files) or rdma_device (ToS)" % field)
+        self.targets[key] = dict((k, entry.get(k)) for k in ("interface", "rdma_device"))
+        self.targets[key]["port"] = entry.get("port") or 1
+        return key
+
+    def identity_fields(self, key):
+        return dict(self.targets[key])
+
+    def normalize(self, entry, field):
+        device = entry.get("rdma_device")
+        if device is not None:
+            check_name(field + ".rdma_device", device, "RDMA device", RDMA_DEVICE_MAX)
+        port = entry.get("port")
+        port = 1 if port is None else V.int_in_range(field + ".port", port, 1, 255, "port")
+        target = {"interface": entry.get("interface"), "rdma_device": device, "port": port}
+        if self.state == "gathered":
+            target["config"] = None
+            return target
+        config = dict((k, entry.get(k)) for k in ("np", "rp", "roce_tos", "rdma_cm_tos") if entry.get(k) is not None)
+        target["config"] = normalize_want(config, entry.get("interface"), device, field)
+        return target
+
+    def read(self, key, want):
+        config = want["config"]
+        everything = config is None
+        interface, device, port = want["interface"], want["rdma_device"], want["port"]
+        read_interface = interface if (everything or "np" in config or "rp" in config) else None
+        read_device = device if (everything or "roce_tos" in config) else None
+        read_cm = device if (everything or "rdma_cm_tos" in config) else None
+        tree = read_tree(read_interface, read_device, port, read_cm, self.rdma_cm, rdma_cm_required=not everything)
+        # An empty name matches nothing: report only what this entry manages.
+        found = parse_tree(tree, read_interface or "", device or "", port)
+        keep = {"roce_tos": read_device, "rdma_cm_tos": read_cm}
+        return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
+
+    def parse(self, text):
+        tree = parse_running_config(text)
+        if not tree:
+            raise DcqcnError("holds no 'PATH:VALUE' line of an ECN or ToS file (grep -r . DIR output)")
+        found = parse_tree(tree)
+        if not found:
+            raise DcqcnError("found no ECN or ToS file of exactly one interface/device in it; paths must end in "
+                             "class/net/IF/ecn/roce_np|roce_rp/..., class/infiniband/DEV/tc/PORT/traffic_class "
+                             "or rdma_cm/DEV/ports/PORT/default_roce_tos")
+        return to_result(found)
+
+    def export(self, key, have):
+        return to_result(have)
+
+    def plan(self, key, want, have, state):
+        return plan_writes(want["config"], have, state, want["interface"], want["rdma_device"], want["port"])
+
+    def predict(self, key, want, have, state):
+        return desired_state(want["config"], have, state)
+
+    def apply(self, key, command):
+        apply_write(command)
+
+    def render(self, command):
+        return write_string(command)
+
+    def header(self, key):
+        return "dcqcn %s" % key
+
+    def cleanup(self):
+        return self.rdma_cm.release()

@@ -14,7 +14,8 @@ Layout rules (samples/lldptool.txt, intel/openlldp printing code):
   * errors: rc 1 (255 when lldpad is down) and a stray trailing byte (``Device not capable b``).
 
 ``read_state`` is the only I/O seam (it takes a ``run(argv) -> (rc, out, err)``);
-``parse_tlvs`` serves gathered and parsed; ``plan_commands`` is the pure compare.
+``parse_tlvs`` serves gathered and parsed; ``plan_commands`` is the pure compare;
+``LldpDcbResource`` plugs them into the resource engine.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +24,13 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils._common import (
+    ToolError, check_name, find_tool, run_tool, sysfs_path,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils._mlnx_qos import (
+    TOOL as MLNX_QOS, interface_exists, read_state as read_mlnx_qos,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
 TOOL = "lldptool"
@@ -200,18 +207,18 @@ def neighbor_mismatch(have):
 
 
 # --------------------------------------------------------------------------- want
-def normalize_want(config):
+def normalize_want(config, prefix="config"):
     config = config or {}
     want = {"admin_status": config.get("admin_status")}
     pfc = config.get("pfc")
     if pfc is not None:
         want["pfc"] = {"willing": pfc.get("willing"), "enable_tx": pfc.get("enable_tx"),
-                       "enabled": V.priority_list("config.pfc.enabled", pfc.get("enabled"))}
+                       "enabled": V.priority_list(prefix + ".pfc.enabled", pfc.get("enabled"))}
     for key in ("ets_cfg", "ets_rec"):
         ets = config.get(key)
         if ets is None:
             continue
-        field = "config." + key
+        field = prefix + "." + key
         entry = {"enable_tx": ets.get("enable_tx"),
                  "up2tc": V.list_of_8(field + ".up2tc", ets.get("up2tc"),
                                       lambda f, v: V.int_in_range(f, v, 0, 7, "TC")),
@@ -229,11 +236,18 @@ def normalize_want(config):
     if config.get("app") is not None:
         apps = []
         for index, app in enumerate(config["app"]):
-            field = "config.app[%d]" % index
+            field = "%s.app[%d]" % (prefix, index)
             sel = V.int_in_range(field + ".selector", app.get("selector"), 1, 5, "selector")
             high = 63 if sel == 5 else 65535
             apps.append({"priority": V.priority(field + ".priority", app.get("priority")), "selector": sel,
                          "protocol": V.int_in_range(field + ".protocol", app.get("protocol"), 0, high, "protocol")})
+        keys = [(a["selector"], a["protocol"]) for a in apps]
+        for index, key in enumerate(keys):
+            if key in keys[:index]:
+                raise V.ValidationError(
+                    "%s.app[%d]: selector %d protocol %d is given twice (priorities %d and %d); an APP "
+                    "entry maps one protocol to one priority"
+                    % (prefix, index, key[0], key[1], apps[keys.index(key)]["priority"], apps[index]["priority"]))
         want["app"] = sorted(apps, key=lambda a: (a["selector"], a["protocol"], a["priority"]))
     want["app_enable_tx"] = config.get("app_enable_tx")
     return want
@@ -304,3 +318,111 @@ def tlvs_wanted(want):
 def to_result(have):
     """have as returned: drop the neighbor dump (gathered returns it separately)."""
     return dict((k, v) for k, v in (have or {}).items() if k != "neighbor")
+
+
+def desired_state(want, have, state):
+    """Pure: ``have`` with ``want`` laid over it (the check-mode prediction)."""
+    result = dict((k, (dict(v) if isinstance(v, dict) else v)) for k, v in (have or {}).items())
+    if want.get("admin_status") is not None:
+        result["admin_status"] = want["admin_status"]
+    for key in ("pfc", "ets_cfg", "ets_rec"):
+        if key in want:
+            entry = dict(result.get(key) or {})
+            for field, value in want[key].items():
+                if value is not None:
+                    entry[field] = value
+            result[key] = entry
+    if want.get("app") is not None:
+        current = [] if state == "replaced" else list(result.get("app") or [])
+        for app in want["app"]:
+            if app not in current:
+                current.append(app)
+        result["app"] = sorted(current, key=lambda a: (a["selector"], a["protocol"], a["priority"]))
+    if want.get("app_enable_tx") is not None:
+        result["app_enable_tx"] = want["app_enable_tx"]
+    return result
+
+
+def read_mlnx_dcbx(module, qos_tool, interface):
+    """The DCBX mode ('os' | 'fw') through mlnx_qos's one reader."""
+    return read_mlnx_qos(module, qos_tool, interface)["dcbx"]
+
+
+# --------------------------------------------------------------------------- engine
+class LldpDcbResource(Resource):
+    """lldp_dcb on the engine: one object per interface. ``dcbx_check`` reads the DCBX
+    mode with mlnx_qos only for an interface that has something to write."""
+
+    name = "lldptool"
+    key_field = "interface"
+
+    def __init__(self, module, dcbx_check=True, switch_dcbx_to_os=False):
+        super(LldpDcbResource, self).__init__(module)
+        self.dcbx_check = dcbx_check
+        self.switch_dcbx_to_os = switch_dcbx_to_os
+        self.tools = {}
+
+    def tool(self, name, required=True):
+        if name not in self.tools:
+            self.tools[name] = find_tool(self.module, name, required=required)
+        return self.tools[name]
+
+    def _run(self, argv):
+        return run_tool(self.module, argv, check_rc=False)
+
+    def check_key(self, field, value):
+        return check_name(field, value)
+
+    def normalize(self, entry, field):
+        if self.state == "gathered":
+            return None
+        config = dict((k, v) for k, v in entry.items() if k != "interface")
+        return normalize_want(config, field)
+
+    def read(self, key, want):
+        if not interface_exists(key):
+            raise ToolError("no such network interface (%s has no entry for it)" % sysfs_path("class", "net"))
+        tool = self.tool(TOOL)
+        if want is None:
+            have = read_state(self._run, tool, key, ["pfc", "ets_cfg", "ets_rec", "app"], neighbor=True)
+            have["neighbor_mismatch"] = neighbor_mismatch(have)
+            return have
+        return read_state(self._run, tool, key, tlvs_wanted(want))
+
+    def parse(self, text):
+        dump = parse_tlvs(text)
+        if all(value is None for value in dump.values()):
+            raise ValueError("holds no IEEE DCBX TLV that lldptool -t prints (PFC, ETS, APP): %r"
+                             % ((text or "")[:80],))
+        return dump
+
+    def export(self, key, have):
+        out = to_result(have)
+        if "neighbor" in (have or {}):
+            out["neighbor"] = dict((k, have["neighbor"].get(k)) for k in ("pfc", "app"))
+        return out
+
+    def plan(self, key, want, have, state):
+        commands = plan_commands(want, have, state, key)
+        if commands and have is not None and self.dcbx_check:
+            qos_tool = self.tool(MLNX_QOS, required=False)
+            if not qos_tool:
+                self.module.warn("mlnx_qos not found: DCBX mode of %s not checked" % key)
+            elif read_mlnx_dcbx(self.module, qos_tool, key) == "fw":
+                if not self.switch_dcbx_to_os:
+                    raise V.ValidationError(
+                        "%s: DCBX is firmware controlled (mlnx_qos: 'DCBX mode: Firmware controlled'), so "
+                        "lldptool settings would do nothing; set switch_dcbx_to_os: true or run "
+                        "mlnx_qos -i %s --dcbx os" % (key, key))
+                commands.insert(0, [MLNX_QOS, "-i", key, "--dcbx", "os"])
+        return commands
+
+    def predict(self, key, want, have, state):
+        return desired_state(want, have, state)
+
+    def apply(self, key, command):
+        argv = [self.tool(command[0])] + list(command[1:])
+        _call(self._run, argv)
+
+    def header(self, key):
+        return "lldptool -i %s" % key

@@ -5,8 +5,9 @@
 
 Layout: ``read_state`` is the only I/O seam (one ``mlnx_qos -i IF -a`` call);
 ``parse_report`` turns that text (or a pasted ``running_config``) into a state dict;
-``plan_commands`` is a pure want-vs-have compare that yields argv lists; ``apply_commands``
-runs them and reports exactly what was and was not applied.
+``plan_commands`` is a pure want-vs-have compare that yields argv lists; ``run_command``
+runs one of them. ``MlnxQosResource`` plugs these into the resource engine (``_resource``),
+which applies, reads back and reports exactly what was and was not applied.
 
 State dict (``have``), one interface, every key None when unknown / not printed::
 
@@ -33,8 +34,9 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
-    ToolError, run_tool, sysfs_path,
+    ToolError, check_name, find_tool, run_tool, sysfs_path,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
 TOOL = "mlnx_qos"
@@ -44,7 +46,7 @@ LIST8_KEYS = ("prio_tc", "tsa", "tcbw", "ratelimit", "buffer_size", "prio2buffer
 TSA_CHOICES = ("ets", "strict", "vendor")
 
 
-class MlnxQosError(Exception):
+class MlnxQosError(ValueError):
     """mlnx_qos output that is not a QoS report (error text, traceback, garbage)."""
 
     def __init__(self, msg, text=""):
@@ -301,24 +303,27 @@ def read_state(module, tool_path, interface):
 
 
 # --------------------------------------------------------------------------- want
-def normalize_want(config):
+def normalize_want(config, field="config"):
     """Validate the module's ``config`` and return it with ints/strs normalised.
 
     Raises ValidationError naming the field and the value. Only input-only rules here;
     rules that need the device state (ETS shares after merging) are in plan_commands.
     """
     config = config or {}
+    unknown = sorted(set(config) - set(CONFIG_KEYS) - set(("interface",)))
+    if unknown:
+        raise V.ValidationError("%s: unknown option(s) %s; known: %s" % (field, ", ".join(unknown), ", ".join(CONFIG_KEYS)))
     want = dict((key, config.get(key)) for key in CONFIG_KEYS)
-    want["pfc"] = V.priority_list("config.pfc", want["pfc"])
-    want["prio_tc"] = V.list_of_8("config.prio_tc", want["prio_tc"],
+    want["pfc"] = V.priority_list(field + ".pfc", want["pfc"])
+    want["prio_tc"] = V.list_of_8(field + ".prio_tc", want["prio_tc"],
                                   lambda f, v: V.int_in_range(f, v, 0, 7, "TC"))
 
     def tsa_check(field, value):
         if value not in TSA_CHOICES:
             raise V.ValidationError("%s=%r: must be one of %s" % (field, value, ", ".join(TSA_CHOICES)))
         return value
-    want["tsa"] = V.list_of_8("config.tsa", want["tsa"], tsa_check)
-    want["tcbw"] = V.list_of_8("config.tcbw", want["tcbw"],
+    want["tsa"] = V.list_of_8(field + ".tsa", want["tsa"], tsa_check)
+    want["tcbw"] = V.list_of_8(field + ".tcbw", want["tcbw"],
                                lambda f, v: V.int_in_range(f, v, 0, 100, "percentage"))
 
     def rate_check(field, value):
@@ -332,38 +337,40 @@ def normalize_want(config):
             # mlnx_qos parses each rate with int(): "2.5" makes it fail.
             raise V.ValidationError("%s=%r: mlnx_qos takes whole Gbps" % (field, value))
         return float(number)
-    want["ratelimit"] = V.list_of_8("config.ratelimit", want["ratelimit"], rate_check)
-    want["buffer_size"] = V.list_of_8("config.buffer_size", want["buffer_size"],
+    want["ratelimit"] = V.list_of_8(field + ".ratelimit", want["ratelimit"], rate_check)
+    want["buffer_size"] = V.list_of_8(field + ".buffer_size", want["buffer_size"],
                                       lambda f, v: V.int_in_range(f, v, 0, 2 ** 32 - 1, "size"))
-    want["prio2buffer"] = V.list_of_8("config.prio2buffer", want["prio2buffer"],
+    want["prio2buffer"] = V.list_of_8(field + ".prio2buffer", want["prio2buffer"],
                                       lambda f, v: V.int_in_range(f, v, 0, 7, "buffer"))
     if want["cable_len"] is not None:
-        want["cable_len"] = V.int_in_range("config.cable_len", want["cable_len"], 0, 65535, "cable length")
-    want["dscp2prio"] = _normalize_dscp2prio(want["dscp2prio"])
+        want["cable_len"] = V.int_in_range(field + ".cable_len", want["cable_len"], 0, 65535, "cable length")
+    want["dscp2prio"] = _normalize_dscp2prio(want["dscp2prio"], field)
     if want["tsa"] is not None and want["tcbw"] is not None:
-        V.ets_bandwidth("config.tsa", want["tsa"], "config.tcbw", want["tcbw"])
+        V.ets_bandwidth(field + ".tsa", want["tsa"], field + ".tcbw", want["tcbw"])
+    if want["pfc"] is not None and want["prio2buffer"] is not None:
+        check_pfc_buffers(want, want)
     if want["dscp2prio"] is not None and want["trust"] == "pcp":
-        raise V.ValidationError("config.dscp2prio is given with config.trust=pcp: the DSCP map "
+        raise V.ValidationError(field + ".dscp2prio is given with " + field + ".trust=pcp: the DSCP map "
                                 "only applies (and mlnx_qos only shows it) with trust dscp")
     return want
 
 
-def _normalize_dscp2prio(value):
+def _normalize_dscp2prio(value, field_base="config"):
     """list of {dscp, priority} or a {dscp: priority} dict -> {int: int}."""
     if value is None:
         return None
     pairs = []
     if isinstance(value, dict):
-        pairs = [("config.dscp2prio[%s]" % k, k, v) for k, v in value.items()]
+        pairs = [("%s.dscp2prio[%s]" % (field_base, k), k, v) for k, v in value.items()]
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            field = "config.dscp2prio[%d]" % index
+            field = "%s.dscp2prio[%d]" % (field_base, index)
             if not isinstance(item, dict) or set(item) != set(("dscp", "priority")):
                 raise V.ValidationError("%s=%r: expected {dscp: 0-63, priority: 0-7}" % (field, item))
             pairs.append((field, item["dscp"], item["priority"]))
     else:
-        raise V.ValidationError("config.dscp2prio=%r: expected a list of {dscp, priority} or a "
-                                "dict dscp: priority" % (value,))
+        raise V.ValidationError("%s.dscp2prio=%r: expected a list of {dscp, priority} or a "
+                                "dict dscp: priority" % (field_base, value))
     result = {}
     for field, dscp, prio in pairs:
         dscp = V.dscp(field + ".dscp", dscp)
@@ -474,6 +481,8 @@ def plan_commands(want, have, state, interface):
                                         % tc)
         V.ets_bandwidth("config.tsa", tsa, "config.tcbw", bw)
 
+    check_pfc_buffers(want, result, interface)
+
     base = [TOOL, "-i", interface]
     first, second, last = [], [], []
     if want.get("dcbx") == "os" and _differs("os", have.get("dcbx")):
@@ -507,6 +516,23 @@ def plan_commands(want, have, state, interface):
     return [base + args for args in (first, second, last) if args]
 
 
+def check_pfc_buffers(want, result, interface=None):
+    """Every PFC priority needs a receive buffer with room in it (a lossless priority mapped
+    to a 0-byte buffer drops instead of pausing). Judged when the sizes are managed
+    (``buffer_size`` given), on the state the plan leads to; raises ValidationError."""
+    if want.get("buffer_size") is None:
+        return
+    pfc, p2b, sizes = result.get("pfc"), result.get("prio2buffer"), result.get("buffer_size")
+    if pfc is None or p2b is None or sizes is None:
+        return
+    for prio in pfc:
+        if not sizes[p2b[prio]]:
+            raise V.ValidationError(
+                "config.buffer_size=%s: PFC priority %d%s is mapped to receive buffer %d (prio2buffer=%s), "
+                "which has size 0; give that buffer a size or map the priority to a sized buffer"
+                % (list(sizes), prio, " on %s" % interface if interface else "", p2b[prio], list(p2b)))
+
+
 def command_string(argv):
     """Commands are reported as argv joined by single spaces (no argument holds a space,
     so ``str.split()`` gives the argv back); argv[0] is the bare tool name."""
@@ -514,37 +540,62 @@ def command_string(argv):
 
 
 # --------------------------------------------------------------------------- apply
-class ApplyError(Exception):
-    """A command failed midway; carries what was applied, what failed, what was not tried."""
+def run_command(module, tool_path, argv):
+    """Run one planned argv (argv[0] replaced by the resolved tool path). mlnx_qos prints
+    its errors on stdout and may exit 0 after a traceback: both raise ToolError."""
+    real = [tool_path] + list(argv[1:])
+    rc, out, err = run_tool(module, real, check_rc=False)
+    if rc != 0 or "Traceback (most recent call last)" in (err or "") + (out or ""):
+        lines = [ln.strip() for ln in ((out or "") + "\n" + (err or "")).splitlines()
+                 if ln.strip() and not _RE["warning"].match(ln.strip())]
+        raise ToolError("rc=%s: %s" % (rc, lines[-1] if any("Traceback" in ln for ln in lines)
+                                       else "; ".join(lines) or "(no output)"),
+                        argv=real, rc=rc, stdout=out, stderr=err)
 
-    def __init__(self, msg, applied, failed, not_attempted, error):
-        super(ApplyError, self).__init__(msg)
-        self.msg = msg
-        self.applied = applied
-        self.failed = failed
-        self.not_attempted = not_attempted
-        self.error = error
 
+class MlnxQosResource(Resource):
+    """mlnx_qos on the engine: one object per interface."""
 
-def apply_commands(module, tool_path, commands):
-    """Run each argv (argv[0] replaced by the resolved tool path) in order, stop at the
-    first failure and raise ApplyError naming applied / failed / not attempted."""
-    applied = []
-    for index, argv in enumerate(commands):
-        real = [tool_path] + list(argv[1:])
-        try:
-            rc, out, err = run_tool(module, real, check_rc=False)
-            if rc != 0 or "Traceback (most recent call last)" in (err or "") + (out or ""):
-                lines = [ln.strip() for ln in ((out or "") + "\n" + (err or "")).splitlines()
-                         if ln.strip() and not _RE["warning"].match(ln.strip())]
-                raise ToolError("rc=%s: %s" % (rc, lines[-1] if any("Traceback" in ln for ln in lines)
-                                               else "; ".join(lines) or "(no output)"),
-                                argv=real, rc=rc, stdout=out, stderr=err)
-        except ToolError as exc:
-            failed = command_string(argv)
-            not_attempted = [command_string(c) for c in commands[index + 1:]]
-            msg = ("mlnx_qos failed midway. Applied: %s. Failed: %s (%s). Not attempted: %s."
-                   % ("; ".join(applied) or "none", failed, exc.msg, "; ".join(not_attempted) or "none"))
-            raise ApplyError(msg, applied, failed, not_attempted, exc)
-        applied.append(command_string(argv))
-    return applied
+    name = TOOL
+    key_field = "interface"
+
+    def __init__(self, module):
+        super(MlnxQosResource, self).__init__(module)
+        self._tool = None
+
+    def tool(self):
+        if self._tool is None:
+            self._tool = find_tool(self.module, TOOL)
+        return self._tool
+
+    def check_key(self, field, value):
+        return check_name(field, value)
+
+    def normalize(self, entry, field):
+        return normalize_want(entry, field)
+
+    def read(self, key, want):
+        if not interface_exists(key):
+            raise ToolError("no such network interface (%s has no entry for it)" % sysfs_path("class", "net"))
+        return read_state(self.module, self.tool(), key)
+
+    def parse(self, text):
+        return to_config(parse_report(text))
+
+    def export(self, key, have):
+        return to_config(have)
+
+    def plan(self, key, want, have, state):
+        return plan_commands(want, have, state, key)
+
+    def predict(self, key, want, have, state):
+        return desired_state(want, have, state)
+
+    def apply(self, key, command):
+        run_command(self.module, self.tool(), command)
+
+    def render(self, command):
+        return command_string(command)
+
+    def header(self, key):
+        return "mlnx_qos -i %s" % key

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-class ValidationError(Exception):
+class ValidationError(ValueError):
     """Bad input; ``msg`` names the field and the value."""
 
     def __init__(self, msg):

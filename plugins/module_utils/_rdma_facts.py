@@ -27,9 +27,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
     TopoParseError, assign_rails, natural_sorted, parse_topo,
 )
 
-SUBSETS = ("all", "devices", "gids", "pci", "gpus", "counters", "qos")
-# `all` is every subset but counters and qos: qos runs mlnx_qos on every RoCE port, and the
-# counters are dozens of values per port; only the QoS role and the health gate need them.
+SUBSETS = ("all", "devices", "gids", "pci", "gpus", "counters")
+# `all` is every subset but counters: dozens of values per port that only the health gate
+# needs. The live QoS of a port is read by the QoS modules' own readers (state: gathered).
 ALL_SUBSETS = ("devices", "gids", "pci", "gpus")
 CAPTURED_KEYS = ("nvidia_smi_topo", "nvidia_smi_gpus", "ibstat", "show_gids", "ibdev2netdev")
 
@@ -376,44 +376,7 @@ def read_host(module, subsets):
         gpu_pci = read_gpu_pci([g["pci_address"] for g in gpu_list if g["pci_address"]], "pci" in subsets)
     raw = {"devices": devices, "topo_text": topo_text, "gpu_list": gpu_list,
            "gpu_pci": gpu_pci, "errors": errors}
-    if "qos" in subsets:
-        raw["qos"] = read_qos(module, devices)
     return raw
-
-
-def read_qos(module, devices):
-    """The live QoS of every Ethernet port with a netdev, as the ``running_config`` texts
-    that rdma.fabric.mlnx_qos and rdma.fabric.dcqcn parse (``state: parsed``): the
-    ``mlnx_qos -i IF -a`` report and ``path:value`` lines of the ECN, verbs ToS and RDMA-CM
-    ToS files. A port whose state cannot be read gets the reason in ``errors``."""
-    # Imported here: only the qos subset needs them.
-    from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _mlnx_qos
-    tool = module.get_bin_path(_mlnx_qos.TOOL, required=False)
-    qos = {}
-    for name in natural_sorted(devices):
-        for port in devices[name]["ports"]:
-            if port["link_layer"] != "Ethernet" or not port["netdev"]:
-                continue
-            entry = {"device": name, "port": port["port"], "mlnx_qos": None, "dcqcn": None, "errors": []}
-            if tool:
-                argv = [tool, "-i", port["netdev"], "-a"]
-                rc, out, err = run_tool(module, argv, check_rc=False)
-                if rc == 0:
-                    entry["mlnx_qos"] = out
-                else:
-                    entry["errors"].append("%s failed (rc=%s): %s" % (" ".join(argv), rc, (err or out or "").strip()))
-            else:
-                entry["errors"].append("%s not found" % _mlnx_qos.TOOL)
-            groups = _dcqcn.RdmaCmGroups()
-            try:
-                tree = _dcqcn.read_tree(port["netdev"], name, port["port"], name, groups, rdma_cm_required=False)
-                entry["dcqcn"] = "".join("%s:%s\n" % item for item in sorted(tree.items()))
-            except _dcqcn.DcqcnError as exc:
-                entry["errors"].append(exc.msg)
-            finally:
-                entry["errors"].extend(groups.release())
-            qos[port["netdev"]] = entry
-    return qos
 
 
 # ---------------------------------------------------------------- captured text parsers
@@ -640,7 +603,6 @@ def derive(raw, subsets):
         "rails": rails,
         "compute_nics": compute,
         "extra_nics": extra,
-        "qos": raw.get("qos") if "qos" in subsets else None,
         "errors": errors,
     }
 

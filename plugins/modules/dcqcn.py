@@ -29,26 +29,15 @@ description:
     directory and the module then fails with a clear message. All values are volatile
     (reset by a reboot or driver reload).
 options:
-  interface:
-    description:
-      - Network interface whose C(ecn/) files to manage. Needed for O(config.np) and
-        O(config.rp).
-    type: str
-  rdma_device:
-    description:
-      - RDMA device (for example C(mlx5_0)) for O(config.roce_tos) and O(config.rdma_cm_tos).
-    type: str
-  port:
-    description: Port of O(rdma_device).
-    type: int
-    default: 1
   state:
     description:
       - V(merged) turns the listed priorities on and sets the parameters given.
       - V(replaced) also turns every priority not listed off (per point given).
-      - V(gathered) returns the current values; V(rendered) returns the writes for
-        O(config) as C(path=value) without touching the host (as merged; parameter names
-        are not checked); V(parsed) reads O(running_config).
+      - V(gathered) returns the current values of the entries of O(config) (only their
+        O(config[].interface), O(config[].rdma_device) and O(config[].port) are used);
+        V(rendered) returns the writes for O(config) as C(path=value) without touching the
+        host (as merged; parameter names are not checked); V(parsed) reads
+        O(running_config).
     type: str
     choices: [merged, replaced, gathered, rendered, parsed]
     default: merged
@@ -56,14 +45,32 @@ options:
     description:
       - For O(state=parsed) the output of
         C(grep -r . /sys/class/net/IF/ecn /sys/class/infiniband/DEV/tc
-        /sys/kernel/config/rdma_cm/DEV), one
-        C(path:value) line per file (C(path=value) lines are accepted too).
-      - O(interface) and O(rdma_device) pick what to return when the text holds several.
+        /sys/kernel/config/rdma_cm/DEV) for one interface and device, one
+        C(path:value) line per file (C(path=value) lines are accepted too). Text with no
+        such line is an error, not an empty result.
     type: str
   config:
-    description: The wanted values.
-    type: dict
+    description:
+      - The wanted values, one entry per interface; every interface is read and planned
+        before the first write, in one module call.
+    type: list
+    elements: dict
     suboptions:
+      interface:
+        description:
+          - Network interface whose C(ecn/) files to manage (kernel name rules, each once).
+            Needed for O(config[].np) and O(config[].rp); an entry without it manages only
+            the ToS of O(config[].rdma_device) and is known as C(rdma_device/port).
+        type: str
+      rdma_device:
+        description:
+          - RDMA device of the interface (for example C(mlx5_0)), for
+            O(config[].roce_tos) and O(config[].rdma_cm_tos).
+        type: str
+      port:
+        description: Port of O(config[].rdma_device).
+        type: int
+        default: 1
       np:
         description: Notification point (receiver) settings, C(ecn/roce_np/).
         type: dict
@@ -76,7 +83,8 @@ options:
             description:
               - Parameter file name to integer, for example C(cnp_dscp), C(cnp_802p_prio),
                 C(min_time_between_cnps). Names the device does not have are rejected with
-                the list of those it has.
+                the list of those it has. C(cnp_dscp) must be 0-63 and C(cnp_802p_prio) 0-7
+                (as mlx5 enforces), the others 0 to 2^32-1, all checked before any write.
             type: dict
       rp:
         description: Reaction point (sender) settings, C(ecn/roce_rp/).
@@ -93,16 +101,16 @@ options:
             type: dict
       roce_tos:
         description:
-          - Default ToS (0-255) of RoCE verbs traffic on O(rdma_device) O(port)
+          - Default ToS (0-255) of RoCE verbs traffic on O(config[].rdma_device) O(config[].port)
             (C(tc/<port>/traffic_class)), for example V(106) (DSCP 26 with ECT(0)). Needs
-            O(rdma_device) and MLNX_OFED's mlx5_ib.
+            O(config[].rdma_device) and MLNX_OFED's mlx5_ib.
         type: int
       rdma_cm_tos:
         description:
-          - Default ToS (0-255) of RDMA-CM connections on O(rdma_device) O(port) that set
+          - Default ToS (0-255) of RDMA-CM connections on O(config[].rdma_device) O(config[].port) that set
             none themselves, the rdma_cm configfs
             C($SYSFS_PATH/kernel/config/rdma_cm/<rdma_device>/ports/<port>/default_roce_tos)
-            that mlnx-tools' C(cma_roce_tos) sets. Needs O(rdma_device), configfs mounted and
+            that mlnx-tools' C(cma_roce_tos) sets. Needs O(config[].rdma_device), configfs mounted and
             the C(rdma_cm) module loaded.
           - The configfs group C(rdma_cm/<rdma_device>) exists only after a C(mkdir); the
             module creates it when absent (also in check mode and for V(gathered), to read
@@ -129,32 +137,38 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: DCQCN on priority 3, CNPs with DSCP 48 on priority 6, RoCE ToS 106
+- name: DCQCN on priority 3, CNPs with DSCP 48 on priority 6, RoCE ToS 106, on two ports
   rdma.fabric.dcqcn:
-    interface: eth2
-    rdma_device: mlx5_0
-    config:
-      np:
-        enabled_priorities: [3]
-        params: {cnp_dscp: 48, cnp_802p_prio: 6}
-      rp:
-        enabled_priorities: [3]
-      roce_tos: 106
-      rdma_cm_tos: 106
     state: replaced
+    config:
+      - interface: eth2
+        rdma_device: mlx5_0
+        np:
+          enabled_priorities: [3]
+          params: {cnp_dscp: 48, cnp_802p_prio: 6}
+        rp:
+          enabled_priorities: [3]
+        roce_tos: 106
+        rdma_cm_tos: 106
+      - interface: eth3
+        rdma_device: mlx5_1
+        np: {enabled_priorities: [3]}
+        rp: {enabled_priorities: [3]}
 
 - name: Read the values
   rdma.fabric.dcqcn:
-    interface: eth2
     state: gathered
+    config: [{interface: eth2, rdma_device: mlx5_0}]
 """
 
 RETURN = r"""
 before:
-  description: The values read before any write.
+  description: The values read before any write, one dict per O(config) entry, with C(interface).
   returned: when state is merged or replaced
-  type: dict
-  sample: {"np": {"enabled_priorities": [], "params": {"cnp_dscp": 0}}, "rp": null, "roce_tos": null, "rdma_cm_tos": 0}
+  type: list
+  elements: dict
+  sample: [{"interface": "eth2", "np": {"enabled_priorities": [], "params": {"cnp_dscp": 0}}, "rp": null,
+            "roce_tos": null, "rdma_cm_tos": 0}]
 commands:
   description: The sysfs writes done (check mode, that would be done) as C(path=value).
   returned: when state is merged or replaced
@@ -162,13 +176,15 @@ commands:
   elements: str
   sample: ["/sys/class/net/eth2/ecn/roce_np/cnp_dscp=48", "/sys/class/net/eth2/ecn/roce_np/enable/3=1"]
 after:
-  description: The values read back after the writes; in check mode the predicted values.
+  description: The values read back after the writes (predicted in check mode), same shape as RV(before).
   returned: when state is merged or replaced
-  type: dict
+  type: list
+  elements: dict
 gathered:
-  description: The current values.
+  description: The current values, same shape as RV(before).
   returned: when state is gathered
-  type: dict
+  type: list
+  elements: dict
 rendered:
   description: The writes for O(config) as C(path=value).
   returned: when state is rendered
@@ -196,8 +212,8 @@ not_attempted:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn as D
+from ansible_collections.rdma.fabric.plugins.module_utils._dcqcn import DcqcnResource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 
 def argument_spec():
@@ -206,13 +222,13 @@ def argument_spec():
         params=dict(type="dict"),
     ))
     return dict(
-        interface=dict(type="str"),
-        rdma_device=dict(type="str"),
-        port=dict(type="int", default=1),
         state=dict(type="str", default="merged",
                    choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
         running_config=dict(type="str"),
-        config=dict(type="dict", options=dict(
+        config=dict(type="list", elements="dict", options=dict(
+            interface=dict(type="str"),
+            rdma_device=dict(type="str"),
+            port=dict(type="int", default=1),
             np=point,
             rp=dict(point),
             roce_tos=dict(type="int"),
@@ -221,116 +237,20 @@ def argument_spec():
     )
 
 
-def _check_name(module, field, value):
-    if value is not None and (not value or value.startswith(".") or "/" in value or any(c.isspace() for c in value)):
-        module.fail_json(msg="%s=%r: not a valid name" % (field, value))
-
-
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
         required_if=[
             ("state", "merged", ("config",)),
             ("state", "replaced", ("config",)),
+            ("state", "gathered", ("config",)),
             ("state", "rendered", ("config",)),
             ("state", "parsed", ("running_config",)),
-            ("state", "gathered", ("interface", "rdma_device"), True),
         ],
         supports_check_mode=True,
     )
     params = module.params
-    state = params["state"]
-    interface, rdma_device, port = params["interface"], params["rdma_device"], params["port"]
-    _check_name(module, "interface", interface)
-    _check_name(module, "rdma_device", rdma_device)
-    if port is not None and port < 1:
-        module.fail_json(msg="port=%s: ports are numbered from 1" % port)
-
-    if state == "parsed":
-        try:
-            tree = D.parse_running_config(params["running_config"])
-        except D.DcqcnError as exc:
-            module.fail_json(msg=exc.msg)
-        module.exit_json(changed=False, parsed=D.to_result(D.parse_tree(tree, interface, rdma_device, port)))
-
-    try:
-        want = D.normalize_want(params["config"], interface, rdma_device) if state != "gathered" else {}
-    except ValidationError as exc:
-        module.fail_json(msg=exc.msg)
-
-    if state == "rendered":
-        writes = D.plan_writes(want, None, "merged", interface, rdma_device, port)
-        module.exit_json(changed=False, rendered=[D.write_string(w) for w in writes])
-
-    read_interface = interface if (state == "gathered" or "np" in want or "rp" in want) else None
-    read_device = rdma_device if (state == "gathered" or "roce_tos" in want) else None
-    read_cm_device = rdma_device if (state == "gathered" or "rdma_cm_tos" in want) else None
-    rdma_cm = D.RdmaCmGroups()
-
-    def read():
-        tree = D.read_tree(read_interface, read_device, port, read_cm_device, rdma_cm,
-                           rdma_cm_required=state != "gathered")
-        # An empty name matches nothing: report only what this task manages.
-        found = D.parse_tree(tree, read_interface or "", rdma_device or "", port)
-        keep = {"roce_tos": read_device, "rdma_cm_tos": read_cm_device}
-        return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
-
-    try:
-        run(module, state, want, read, rdma_cm, interface, rdma_device, port)
-    finally:
-        rdma_cm.release()
-
-
-def run(module, state, want, read, rdma_cm, interface, rdma_device, port):
-    try:
-        have = read()
-    except D.DcqcnError as exc:
-        _fail(module, rdma_cm, msg=exc.msg)
-
-    if state == "gathered":
-        _exit(module, rdma_cm, changed=False, gathered=D.to_result(have))
-
-    try:
-        writes = D.plan_writes(want, have, state, interface, rdma_device, port)
-    except ValidationError as exc:
-        _fail(module, rdma_cm, msg=exc.msg, before=D.to_result(have))
-
-    result = dict(changed=bool(writes), before=D.to_result(have), commands=[D.write_string(w) for w in writes])
-    if not writes:
-        result["after"] = result["before"]
-    elif module.check_mode:
-        result["after"] = D.to_result(D.desired_state(want, have, state))
-    else:
-        try:
-            D.apply_writes(writes)
-        except D.ApplyError as exc:
-            try:
-                readback = D.to_result(read())
-            except D.DcqcnError as read_exc:
-                readback = None
-                exc.msg += " Reading back failed too: %s" % read_exc.msg
-            _fail(module, rdma_cm, msg=exc.msg + " State read back: %s" % (readback,), changed=bool(exc.applied),
-                  applied=exc.applied, failed_command=exc.failed, not_attempted=exc.not_attempted,
-                  before=result["before"], after=readback, commands=result["commands"])
-        result["after"] = D.to_result(read())
-    if module._diff and writes:
-        result["diff"] = dict(before=result["before"], after=result["after"],
-                              before_header="dcqcn sysfs (before)", after_header="dcqcn sysfs (after)")
-    _exit(module, rdma_cm, **result)
-
-
-def _exit(module, rdma_cm, **result):
-    # exit_json/fail_json end the process: remove the rdma_cm groups this run created first.
-    for error in rdma_cm.release():
-        module.warn(error)
-    module.exit_json(**result)
-
-
-def _fail(module, rdma_cm, **result):
-    errors = rdma_cm.release()
-    if errors:
-        result["msg"] += " Cleanup failed too: %s" % "; ".join(errors)
-    module.fail_json(**result)
+    run_resource(module, DcqcnResource(module), params["state"], params["config"], params["running_config"])
 
 
 if __name__ == "__main__":

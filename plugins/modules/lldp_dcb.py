@@ -14,29 +14,29 @@ short_description: Manage LLDP DCBX TLVs (PFC, ETS, APP) of an interface with ll
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
-  - Reads the LLDP admin status and the IEEE DCBX TLVs lldpad sends on one interface
-    (C(lldptool get-lldp), C(lldptool -t -i IF), one C(-c) argument per call) and writes
-    with C(lldptool -T) / C(set-lldp) only the arguments that differ, one call per TLV.
-  - When the NIC's DCBX is firmware controlled (read with C(mlnx_qos -i IF)), lldptool
-    settings do nothing; the module fails then, or with O(switch_dcbx_to_os=true) runs
-    C(mlnx_qos -i IF --dcbx os) first.
+  - Reads the LLDP admin status and the IEEE DCBX TLVs lldpad sends on every interface of
+    O(config) (C(lldptool get-lldp), C(lldptool -t -i IF), one C(-c) argument per call) and
+    writes with C(lldptool -T) / C(set-lldp) only the arguments that differ, one call per
+    TLV. Every interface is read and planned before the first write.
+  - When the NIC's DCBX is firmware controlled (read with C(mlnx_qos -i IF), only on an
+    interface that has something to write), lldptool settings do nothing; the module fails
+    then, or with O(switch_dcbx_to_os=true) runs C(mlnx_qos -i IF --dcbx os) first.
   - O(state=gathered) also returns the neighbour's (switch's) PFC and APP TLVs and where
     they disagree with ours.
 options:
-  interface:
-    description: The network interface. Required except with O(state=parsed).
-    type: str
   state:
     description:
       - V(merged) sets the arguments given and adds the APP entries given.
       - V(replaced) also deletes APP entries not given.
-      - V(gathered) reads, V(rendered) returns the commands without a host, V(parsed)
-        parses O(running_config).
+      - V(gathered) reads the interfaces named in O(config), V(rendered) returns the
+        commands without a host, V(parsed) parses O(running_config).
     type: str
     choices: [merged, replaced, gathered, rendered, parsed]
     default: merged
   running_config:
-    description: A TLV dump (C(lldptool -t -i IF)) for O(state=parsed).
+    description:
+      - A TLV dump (C(lldptool -t [-n] -i IF)) for O(state=parsed). Text that holds no
+        TLV, or a TLV whose body cannot be parsed, is an error.
     type: str
   switch_dcbx_to_os:
     description:
@@ -51,9 +51,14 @@ options:
     type: bool
     default: true
   config:
-    description: The wanted LLDP state.
-    type: dict
+    description: The wanted LLDP state, one entry per interface.
+    type: list
+    elements: dict
     suboptions:
+      interface:
+        description: The network interface (kernel name rules, each once).
+        type: str
+        required: true
       admin_status:
         description: LLDP admin status.
         type: str
@@ -157,43 +162,53 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Host is authoritative for PFC and announces RoCE v2 on priority 3
+- name: Host is authoritative for PFC and announces RoCE v2 on priority 3, on two ports
   rdma.fabric.lldp_dcb:
-    interface: eth2
     switch_dcbx_to_os: true
-    config:
-      admin_status: rxtx
-      pfc: {willing: false, enabled: [3], enable_tx: true}
-      app: [{priority: 3, selector: 3, protocol: 4791}]
-      app_enable_tx: true
     state: replaced
+    config:
+      - interface: eth2
+        admin_status: rxtx
+        pfc: {willing: false, enabled: [3], enable_tx: true}
+        app: [{priority: 3, selector: 3, protocol: 4791}]
+        app_enable_tx: true
+      - interface: eth3
+        admin_status: rxtx
+        pfc: {willing: false, enabled: [3], enable_tx: true}
+        app: [{priority: 3, selector: 3, protocol: 4791}]
+        app_enable_tx: true
 
 - name: Compare with the switch
   rdma.fabric.lldp_dcb:
-    interface: eth2
     state: gathered
+    config: [{interface: eth2}]
   register: lldp
 """
 
 RETURN = r"""
 before:
-  description: The state read before any change.
+  description: The state read before any change, one dict per O(config) entry, with C(interface).
   returned: when state is merged or replaced
-  type: dict
+  type: list
+  elements: dict
 commands:
-  description: The commands run (check mode, that would run).
+  description: The commands run (check mode, that would run), every interface in order.
   returned: when state is merged or replaced
   type: list
   elements: str
   sample: ["lldptool -T -i eth2 -V PFC willing=no enabled=3 enableTx=yes"]
 after:
-  description: The state read back; in check mode the same as before.
+  description: The state read back (only interfaces written to are read again); in check mode the predicted state.
   returned: when state is merged or replaced
-  type: dict
+  type: list
+  elements: dict
 gathered:
-  description: The current state, with C(neighbor) (the peer's PFC and APP TLVs) and C(neighbor_mismatch).
+  description:
+    - The current state of each interface, with C(neighbor) (the peer's PFC and APP TLVs)
+      and C(neighbor_mismatch).
   returned: when state is gathered
-  type: dict
+  type: list
+  elements: dict
 rendered:
   description: The commands for O(config).
   returned: when state is rendered
@@ -203,14 +218,26 @@ parsed:
   description: The TLVs parsed from O(running_config).
   returned: when state is parsed
   type: dict
+applied:
+  description: On a failure midway, the commands that did run.
+  returned: failure
+  type: list
+  elements: str
+failed_command:
+  description: On a failure midway, the command that failed.
+  returned: failure
+  type: str
+not_attempted:
+  description: On a failure midway, the commands not run.
+  returned: failure
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool, run_tool
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos as Q
+from ansible_collections.rdma.fabric.plugins.module_utils._lldp_dcb import ADMIN_CHOICES, LldpDcbResource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 
 def argument_spec():
@@ -222,13 +249,13 @@ def argument_spec():
     )
     ets_cfg = dict(ets, willing=dict(type="bool"))
     return dict(
-        interface=dict(type="str"),
         state=dict(type="str", default="merged", choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
         running_config=dict(type="str"),
         switch_dcbx_to_os=dict(type="bool", default=False),
         dcbx_check=dict(type="bool", default=True),
-        config=dict(type="dict", options=dict(
-            admin_status=dict(type="str", choices=list(L.ADMIN_CHOICES)),
+        config=dict(type="list", elements="dict", options=dict(
+            interface=dict(type="str", required=True),
+            admin_status=dict(type="str", choices=list(ADMIN_CHOICES)),
             pfc=dict(type="dict", options=dict(
                 willing=dict(type="bool"),
                 enabled=dict(type="list", elements="int"),
@@ -250,90 +277,17 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
         required_if=[
-            ("state", "merged", ("interface", "config")),
-            ("state", "replaced", ("interface", "config")),
-            ("state", "gathered", ("interface",)),
-            ("state", "rendered", ("interface", "config")),
+            ("state", "merged", ("config",)),
+            ("state", "replaced", ("config",)),
+            ("state", "gathered", ("config",)),
+            ("state", "rendered", ("config",)),
             ("state", "parsed", ("running_config",)),
         ],
         supports_check_mode=True,
     )
     params = module.params
-    state, interface = params["state"], params["interface"]
-
-    if state == "parsed":
-        module.exit_json(changed=False, parsed=L.parse_tlvs(params["running_config"]))
-    if not interface or interface.startswith("-") or any(c.isspace() or c == "/" for c in interface):
-        module.fail_json(msg="interface=%r: not a valid interface name" % (interface,))
-    try:
-        want = L.normalize_want(params["config"]) if state != "gathered" else {}
-    except ValidationError as exc:
-        module.fail_json(msg=exc.msg)
-    if state == "rendered":
-        module.exit_json(changed=False, rendered=[" ".join(c) for c in L.plan_commands(want, None, "merged", interface)])
-    if not Q.interface_exists(interface):
-        module.fail_json(msg="interface=%s: no such network interface" % interface)
-
-    try:
-        tool = find_tool(module, L.TOOL)
-
-        def run(argv):
-            return run_tool(module, argv, check_rc=False)
-        if state == "gathered":
-            have = L.read_state(run, tool, interface, ["pfc", "ets_cfg", "ets_rec", "app"], neighbor=True)
-            gathered = L.to_result(have)
-            gathered["neighbor"] = dict((k, have["neighbor"][k]) for k in ("pfc", "app"))
-            gathered["neighbor_mismatch"] = L.neighbor_mismatch(have)
-            module.exit_json(changed=False, gathered=gathered)
-        have = L.read_state(run, tool, interface, L.tlvs_wanted(want))
-    except ToolError as exc:
-        module.fail_json(**exc.as_result())
-
-    commands = [[tool] + c[1:] for c in L.plan_commands(want, have, state, interface)]
-    shown = [" ".join([L.TOOL] + c[1:]) for c in commands]
-
-    if commands and params["dcbx_check"]:
-        qos_tool = find_tool(module, Q.TOOL, required=False)
-        if not qos_tool:
-            module.warn("mlnx_qos not found: DCBX mode not checked")
-        else:
-            try:
-                dcbx = Q.read_state(module, qos_tool, interface)["dcbx"]
-            except ToolError as exc:
-                module.fail_json(msg="reading the DCBX mode of %s failed: %s" % (interface, exc.msg))
-            if dcbx == "fw":
-                if not params["switch_dcbx_to_os"]:
-                    module.fail_json(msg="%s: DCBX is firmware controlled (mlnx_qos: 'DCBX mode: Firmware "
-                                         "controlled'), so lldptool settings would do nothing; set "
-                                         "switch_dcbx_to_os: true or run mlnx_qos -i %s --dcbx os"
-                                     % (interface, interface), before=L.to_result(have), commands=shown)
-                commands.insert(0, [qos_tool, "-i", interface, "--dcbx", "os"])
-                shown.insert(0, "mlnx_qos -i %s --dcbx os" % interface)
-
-    result = dict(changed=bool(commands), before=L.to_result(have), commands=shown)
-    if commands and not module.check_mode:
-        applied = []
-        for index, argv in enumerate(commands):
-            try:
-                rc, out, err = run_tool(module, argv, check_rc=False)
-                if rc != 0:
-                    L._call(lambda a: (rc, out, err), argv)
-            except ToolError as exc:
-                module.fail_json(msg="lldptool failed midway. Applied: %s. Failed: %s (%s). Not attempted: %s."
-                                 % ("; ".join(applied) or "none", shown[index], exc.msg,
-                                    "; ".join(shown[index + 1:]) or "none"),
-                                 changed=bool(applied), applied=applied, failed_command=shown[index],
-                                 not_attempted=shown[index + 1:], before=result["before"])
-            applied.append(shown[index])
-        try:
-            result["after"] = L.to_result(L.read_state(run, tool, interface, L.tlvs_wanted(want)))
-        except ToolError as exc:
-            module.fail_json(msg="applied %s but reading back failed: %s" % (shown, exc.msg), changed=True)
-    else:
-        result["after"] = result["before"]
-    if module._diff and commands:
-        result["diff"] = dict(before=result["before"], after=result["after"])
-    module.exit_json(**result)
+    resource = LldpDcbResource(module, dcbx_check=params["dcbx_check"], switch_dcbx_to_os=params["switch_dcbx_to_os"])
+    run_resource(module, resource, params["state"], params["config"], params["running_config"])
 
 
 if __name__ == "__main__":

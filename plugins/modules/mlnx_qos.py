@@ -14,9 +14,13 @@ short_description: Manage NIC QoS (trust, PFC, DSCP map, ETS, buffers) with mlnx
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
-  - Reads the QoS state of one interface with C(mlnx_qos -i IF -a), compares it with
-    O(config) and runs only the C(mlnx_qos) calls needed, in the fewest calls the tool
-    allows. A converged interface gets no write call at all.
+  - Reads the QoS state of every interface in O(config) with C(mlnx_qos -i IF -a) (one call
+    each), compares it with the wanted state keyed by interface, and runs only the
+    C(mlnx_qos) calls needed, in the fewest calls the tool allows. A converged interface
+    gets no write call at all; one task configures every port of a node.
+  - Every entry is validated and every interface planned before the first write. A failure
+    on one interface stops the run and reports what was applied on each interface, the
+    command that failed, what was not attempted and the state read back.
   - C(--trust) and C(--dscp2prio) are never combined (mlnx_qos refuses it). The trust call
     runs before the DSCP map call, and the module never deletes a DSCP mapping (a move is
     one C(set); O(state=replaced) sets unnamed DSCPs back to C(dscp >> 3)), so the driver
@@ -26,10 +30,6 @@ description:
     C(--dcbx fw) is sent last, since mlx5 returns to OS mode on any DCB write.
   - mlx5 QoS settings are volatile; a reboot or driver reload resets them.
 options:
-  interface:
-    description:
-      - The network interface, for example C(eth2). Required except with O(state=parsed).
-    type: str
   state:
     description:
       - V(merged) applies the options given; O(config.pfc) adds priorities, O(config.dscp2prio)
@@ -37,9 +37,9 @@ options:
       - V(replaced) makes O(config.pfc) the exact set of lossless priorities and
         O(config.dscp2prio) the whole 64-entry table (DSCPs not given go back to the
         firmware default C(dscp >> 3)). Options left out are not touched in either state.
-      - V(gathered) returns the current state; V(rendered) returns the commands that set
-        O(config) from scratch, without touching the host; V(parsed) parses
-        O(running_config).
+      - V(gathered) returns the current state of the interfaces named in O(config);
+        V(rendered) returns the commands that set O(config) from scratch, without touching
+        the host; V(parsed) parses O(running_config).
     type: str
     choices: [merged, replaced, gathered, rendered, parsed]
     default: merged
@@ -49,9 +49,18 @@ options:
     type: str
   config:
     description:
-      - The wanted QoS state. Every option is optional; only those given are compared.
-    type: dict
+      - The wanted QoS state, one entry per interface. Every option but O(config[].interface)
+        is optional; only those given are compared. With O(state=gathered) only
+        O(config[].interface) is read.
+    type: list
+    elements: dict
     suboptions:
+      interface:
+        description:
+          - The network interface, for example C(eth2); at most 15 characters, no C(/),
+            C(:) or whitespace, not C(.) or C(..), each interface once.
+        type: str
+        required: true
       dcbx:
         description: DCBX mode, OS controlled (V(os)) or firmware controlled (V(fw)).
         type: str
@@ -91,7 +100,10 @@ options:
         type: list
         elements: float
       buffer_size:
-        description: Size in bytes of each receive buffer (8 values).
+        description:
+          - Size in bytes of each receive buffer (8 values). When given, the buffer of every
+            PFC priority must have a size above 0 (a lossless priority on an empty buffer
+            drops instead of pausing); the module refuses the config otherwise.
         type: list
         elements: int
       prio2buffer:
@@ -123,46 +135,58 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Lossless RoCE on eth2 (trust DSCP, DSCP 26 -> priority 3, PFC on 3)
+- name: Lossless RoCE on two ports (trust DSCP, DSCP 26 -> priority 3, PFC on 3)
   rdma.fabric.mlnx_qos:
-    interface: eth2
-    config:
-      trust: dscp
-      pfc: [3]
-      dscp2prio:
-        - {dscp: 26, priority: 3}
-        - {dscp: 48, priority: 6}
     state: replaced
+    config:
+      - interface: eth2
+        trust: dscp
+        pfc: [3]
+        dscp2prio:
+          - {dscp: 26, priority: 3}
+          - {dscp: 48, priority: 6}
+      - interface: eth3
+        trust: dscp
+        pfc: [3]
+        dscp2prio: {26: 3, 48: 6}
 
 - name: ETS 50/50 between TC0 and TC3, TC6 strict for CNPs
   rdma.fabric.mlnx_qos:
-    interface: eth2
     config:
-      prio_tc: [0, 0, 0, 3, 0, 0, 6, 0]
-      tsa: [ets, strict, strict, ets, strict, strict, strict, strict]
-      tcbw: [50, 0, 0, 50, 0, 0, 0, 0]
+      - interface: eth2
+        prio_tc: [0, 0, 0, 3, 0, 0, 6, 0]
+        tsa: [ets, strict, strict, ets, strict, strict, strict, strict]
+        tcbw: [50, 0, 0, 50, 0, 0, 0, 0]
 
-- name: Read the current state
+- name: Read the current state of two ports
   rdma.fabric.mlnx_qos:
-    interface: eth2
     state: gathered
+    config: [{interface: eth2}, {interface: eth3}]
   register: qos
 
 - name: Commands for a boot-time script
   rdma.fabric.mlnx_qos:
-    interface: eth2
-    config: {trust: dscp, pfc: [3]}
     state: rendered
+    config:
+      - {interface: eth2, trust: dscp, pfc: [3]}
+
+- name: Parse a captured report (a support bundle)
+  rdma.fabric.mlnx_qos:
+    state: parsed
+    running_config: "{{ lookup('ansible.builtin.file', 'bundle/mlnx_qos-eth2.txt') }}"
 """
 
 RETURN = r"""
 before:
-  description: The state read before any change (same keys as O(config)).
+  description:
+    - The state of each interface read before any change, one dict per O(config) entry,
+      in O(config) order, with C(interface) and the same keys as O(config).
   returned: when state is merged or replaced
-  type: dict
-  sample: {"trust": "pcp", "pfc": [], "dcbx": "os", "cable_len": 7}
+  type: list
+  elements: dict
+  sample: [{"interface": "eth2", "trust": "pcp", "pfc": [], "dcbx": "os", "cable_len": 7}]
 commands:
-  description: The mlnx_qos calls run (or, in check mode, that would run).
+  description: The mlnx_qos calls run (or, in check mode, that would run), every interface in order.
   returned: when state is merged or replaced
   type: list
   elements: str
@@ -170,24 +194,27 @@ commands:
            "mlnx_qos -i eth2 --dscp2prio set,26,3"]
 after:
   description:
-    - The state read back after the changes; in check mode the predicted state.
+    - The state of each interface read back after the changes (only interfaces written to
+      are read again); in check mode the predicted state. Same shape as RV(before).
   returned: when state is merged or replaced
-  type: dict
+  type: list
+  elements: dict
 gathered:
-  description: The current state of the interface.
+  description: The current state of each interface, same shape as RV(before).
   returned: when state is gathered
-  type: dict
+  type: list
+  elements: dict
 rendered:
   description: The commands that set O(config) from scratch.
   returned: when state is rendered
   type: list
   elements: str
 parsed:
-  description: The state parsed from O(running_config).
+  description: The state parsed from O(running_config) (one interface's report).
   returned: when state is parsed
   type: dict
 applied:
-  description: On a failure midway, the commands that did run.
+  description: On a failure midway, the commands that did run (on every interface).
   returned: failure
   type: list
   elements: str
@@ -204,19 +231,18 @@ not_attempted:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos as Q
+from ansible_collections.rdma.fabric.plugins.module_utils._mlnx_qos import MlnxQosResource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 
 def argument_spec():
     list_int = dict(type="list", elements="int")
     return dict(
-        interface=dict(type="str"),
         state=dict(type="str", default="merged",
                    choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
         running_config=dict(type="str"),
-        config=dict(type="dict", options=dict(
+        config=dict(type="list", elements="dict", options=dict(
+            interface=dict(type="str", required=True),
             dcbx=dict(type="str", choices=["os", "fw"]),
             trust=dict(type="str", choices=["pcp", "dscp"]),
             pfc=list_int,
@@ -236,98 +262,16 @@ def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
         required_if=[
-            ("state", "merged", ("interface", "config")),
-            ("state", "replaced", ("interface", "config")),
-            ("state", "gathered", ("interface",)),
-            ("state", "rendered", ("interface", "config")),
+            ("state", "merged", ("config",)),
+            ("state", "replaced", ("config",)),
+            ("state", "gathered", ("config",)),
+            ("state", "rendered", ("config",)),
             ("state", "parsed", ("running_config",)),
         ],
         supports_check_mode=True,
     )
     params = module.params
-    state = params["state"]
-    interface = params["interface"]
-
-    if state == "parsed":
-        try:
-            parsed = Q.parse_report(params["running_config"])
-        except Q.MlnxQosError as exc:
-            module.fail_json(msg="running_config: %s" % exc.msg)
-        module.exit_json(changed=False, parsed=Q.to_config(parsed))
-
-    if not interface or interface.startswith("-") or any(c.isspace() or c == "/" for c in interface):
-        module.fail_json(msg="interface=%r: not a valid interface name" % (interface,))
-
-    try:
-        want = Q.normalize_want(params["config"]) if state != "gathered" else None
-    except ValidationError as exc:
-        module.fail_json(msg=exc.msg)
-
-    if state == "rendered":
-        try:
-            # Rendered renders the options given as merged does (only the DSCPs given):
-            # it is meant for re-applying after a reboot, when the map is the default again.
-            commands = Q.plan_commands(want, None, "merged", interface)
-        except ValidationError as exc:
-            module.fail_json(msg=exc.msg)
-        module.exit_json(changed=False, rendered=[Q.command_string(c) for c in commands])
-
-    if not Q.interface_exists(interface):
-        module.fail_json(msg="interface=%s: no such network interface (%s has no entry for it)"
-                         % (interface, Q.sysfs_path("class", "net")))
-    try:
-        tool = find_tool(module, Q.TOOL)
-        have = Q.read_state(module, tool, interface)
-    except ToolError as exc:
-        module.fail_json(**exc.as_result())
-
-    if state == "gathered":
-        module.exit_json(changed=False, gathered=Q.to_config(have))
-
-    try:
-        commands = Q.plan_commands(want, have, state, interface)
-    except ValidationError as exc:
-        module.fail_json(msg=exc.msg, before=Q.to_config(have))
-
-    result = dict(changed=bool(commands), before=Q.to_config(have),
-                  commands=[Q.command_string(c) for c in commands])
-    if not commands:
-        result["after"] = result["before"]
-    elif module.check_mode:
-        predicted = Q.desired_state(want, have, state)
-        result["after"] = Q.to_config(predicted)
-    else:
-        try:
-            Q.apply_commands(module, tool, commands)
-        except Q.ApplyError as exc:
-            try:
-                readback = Q.to_config(Q.read_state(module, tool, interface))
-            except ToolError as read_exc:
-                readback = None
-                exc.msg += " Reading the state back failed too: %s" % read_exc.msg
-            module.fail_json(msg=exc.msg + " State read back: %s" % (readback,), changed=bool(exc.applied),
-                             applied=exc.applied, failed_command=exc.failed,
-                             not_attempted=exc.not_attempted, before=result["before"], after=readback,
-                             commands=result["commands"], rc=exc.error.rc,
-                             stdout=exc.error.stdout, stderr=exc.error.stderr)
-        try:
-            after = Q.read_state(module, tool, interface)
-        except ToolError as exc:
-            module.fail_json(msg="all commands ran but reading %s back failed: %s" % (interface, exc.msg),
-                             changed=True, **dict((k, v) for k, v in result.items() if k != "changed"))
-        result["after"] = Q.to_config(after)
-        try:
-            leftover = Q.plan_commands(want, after, state, interface)
-        except ValidationError:
-            leftover = []
-        if leftover:
-            module.warn("%s did not keep everything: still needed %s"
-                        % (interface, "; ".join(Q.command_string(c) for c in leftover)))
-    if module._diff and commands:
-        result["diff"] = dict(before=result["before"], after=result["after"],
-                              before_header="mlnx_qos -i %s (before)" % interface,
-                              after_header="mlnx_qos -i %s (after)" % interface)
-    module.exit_json(**result)
+    run_resource(module, MlnxQosResource(module), params["state"], params["config"], params["running_config"])
 
 
 if __name__ == "__main__":

@@ -39,13 +39,11 @@ options:
         relation matrix and the rails.
       - V(counters) adds each port's C(counters/) and C(hw_counters/) values as
         C(counters) (name to integer). Not part of V(all).
-      - V(qos) reads the live QoS state of every Ethernet (RoCE) port with a netdev, with one
-        C(mlnx_qos -i IF -a) per port and its ECN, verbs ToS and RDMA-CM ToS files. It is
-        not part of V(all). Like O(rdma.fabric.dcqcn#module:state=gathered) it creates and
-        removes the rdma_cm configfs group of a device to read its ToS.
+      - The live QoS of a RoCE port is not a fact here; read it with the QoS modules
+        (M(rdma.fabric.mlnx_qos), M(rdma.fabric.dcqcn)) and their gathered state.
     type: list
     elements: str
-    choices: [all, devices, gids, pci, gpus, counters, qos]
+    choices: [all, devices, gids, pci, gpus, counters]
     default: [all]
   captured:
     description:
@@ -193,15 +191,6 @@ ansible_facts:
           description: Devices nearest to no GPU (storage, management), naturally sorted.
           type: list
           elements: str
-          returned: always
-        qos:
-          description:
-            - With V(qos), per netdev the C(device), C(port), the raw C(mlnx_qos) report and
-              the C(dcqcn) files as C(path:value) lines (the O(rdma.fabric.mlnx_qos#module:running_config)
-              and O(rdma.fabric.dcqcn#module:running_config) of those modules' V(parsed) state),
-              and C(errors) (why a part could not be read; that part is then null). Null
-              without V(qos).
-          type: dict
           returned: always
         errors:
           description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).

@@ -92,10 +92,18 @@ def test_first_converge_made_the_fewest_writes_and_the_second_none(host):
     assert second == [], "the converged re-run wrote: %s" % second
 
 
-def test_boot_unit_is_enabled(host):
+def test_boot_unit_is_enabled_and_its_state_file_covers_every_port(host):
     assert host.service("rdma-fabric-roce-qos.service").is_enabled
+    state = host.file("/etc/rdma-fabric/roce_qos/desired.conf")
+    assert state.exists and state.user == "root" and state.mode == 0o644
+    lines = [ln.split() for ln in state.content_string.splitlines() if ln and not ln.startswith("#")]
     for netdev in roce_netdevs(host):
-        assert host.file("/etc/rdma-fabric/roce_qos/%s.conf" % netdev).exists
+        mine = [ln for ln in lines if ln[0] == netdev]
+        # trust+PFC+ETS, then the DSCP map: the two mlnx_qos calls of a first converge
+        assert [ln[1] for ln in mine].count("mlnx_qos") == 2, mine
+        assert all(ln[3] == netdev for ln in mine if ln[1] == "mlnx_qos")
+        assert any(ln[1] == "sysfs" and ln[2].endswith("/ecn/roce_np/enable/3=1") for ln in mine), mine
+    assert not host.file("/etc/rdma-fabric/roce_qos/desired.sha256").exists
 
 
 def test_no_write_failed(host):

@@ -50,9 +50,30 @@ def root(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(monkeypatch, args, check_mode=False, diff=False):
+def run_many(monkeypatch, args, check_mode=False, diff=False):
     """dcqcn only reads and writes sysfs: any command run is an error."""
     return helpers.run_module(monkeypatch, dcqcn.main, args, check_mode=check_mode, diff=diff)
+
+
+def run(monkeypatch, args, check_mode=False, diff=False):
+    """One interface: ``interface``/``rdma_device``/``port`` + ``config`` become a one-entry
+    config list, and the per-interface lists of the result are unwrapped."""
+    args = dict(args)
+    if "interface" in args or "rdma_device" in args:
+        entry = dict(args.pop("config", None) or {})
+        for key in ("interface", "rdma_device", "port"):
+            if key in args:
+                entry[key] = args.pop(key)
+        args["config"] = [entry]
+    kind, res = run_many(monkeypatch, args, check_mode=check_mode, diff=diff)
+    for key in ("before", "after", "gathered"):
+        if isinstance(res.get(key), list):
+            assert len(res[key]) == 1
+            res[key] = dict((k, v) for k, v in res[key][0].items() if k not in ("interface", "rdma_device", "port"))
+    if isinstance(res.get("diff"), list):
+        assert len(res["diff"]) == 1
+        res["diff"] = res["diff"][0]
+    return kind, res
 
 
 def tos_emulating_write(monkeypatch):
@@ -162,10 +183,10 @@ def test_unknown_interface_and_device(monkeypatch, root):
 
 
 @pytest.mark.parametrize("config, words", [
-    ({"roce_tos": 300}, "config.roce_tos=300: ToS must be 0-255"),
-    ({"np": {"enabled_priorities": [3, 8]}}, "config.np.enabled_priorities[1]=8: priority must be 0-7"),
-    ({"rp": {"params": {"rpg_gd": -1}}}, "config.rp.params.rpg_gd=-1: value must be 0-4294967295"),
-    ({"rp": {"params": {"rpg_gd": "fast"}}}, "config.rp.params.rpg_gd='fast': expected an integer"),
+    ({"roce_tos": 300}, "config[0].roce_tos=300: ToS must be 0-255"),
+    ({"np": {"enabled_priorities": [3, 8]}}, "config[0].np.enabled_priorities[1]=8: priority must be 0-7"),
+    ({"rp": {"params": {"rpg_gd": -1}}}, "config[0].rp.params.rpg_gd=-1: value must be 0-4294967295"),
+    ({"rp": {"params": {"rpg_gd": "fast"}}}, "config[0].rp.params.rpg_gd='fast': expected an integer"),
 ])
 def test_bad_input_names_field_and_value_and_writes_nothing(monkeypatch, root, config, words):
     make_tree(root, enabled=(1,))
@@ -178,9 +199,9 @@ def test_bad_input_names_field_and_value_and_writes_nothing(monkeypatch, root, c
 def test_roce_tos_without_device_and_np_without_interface(monkeypatch, root):
     make_tree(root)
     kind, res = run(monkeypatch, {"interface": "eth2", "config": {"roce_tos": 106}})
-    assert kind == "fail" and res["msg"] == "config.roce_tos=106 is given but rdma_device is not"
+    assert kind == "fail" and res["msg"] == "config[0].roce_tos=106 is given but config[0].rdma_device is not"
     kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": {"np": {"enabled_priorities": [3]}}})
-    assert kind == "fail" and "config.np is given but interface is not" in res["msg"]
+    assert kind == "fail" and "config[0].np is given but interface is not" in res["msg"]
 
 
 def test_midway_failure(monkeypatch, root):
@@ -387,8 +408,8 @@ def test_rdma_cm_gathered_and_unknown_device(monkeypatch, root):
 
 
 @pytest.mark.parametrize("config, words", [
-    ({"rdma_cm_tos": 256}, "config.rdma_cm_tos=256"),
-    ({"rdma_cm_tos": -1}, "config.rdma_cm_tos=-1"),
+    ({"rdma_cm_tos": 256}, "config[0].rdma_cm_tos=256"),
+    ({"rdma_cm_tos": -1}, "config[0].rdma_cm_tos=-1"),
 ])
 def test_rdma_cm_tos_out_of_range(monkeypatch, root, config, words):
     make_tree(root)
@@ -421,3 +442,35 @@ def test_rdma_cm_write_refused_reports_and_removes_group(monkeypatch, root):
     kind, res = run(monkeypatch, CM_ARGS)
     assert kind == "fail" and "out of range" in res["msg"] and res["applied"] == []
     assert res["after"] == {"rdma_cm_tos": 0} and cm.rmdirs == ["mlx5_0"]
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"cnp_dscp": 64}, "config[0].np.params.cnp_dscp=64: DSCP must be 0-63"),
+    ({"cnp_802p_prio": 8}, "config[0].np.params.cnp_802p_prio=8: priority must be 0-7"),
+])
+def test_known_parameter_ranges_are_checked_before_any_write(monkeypatch, root, params, words):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"np": {"params": dict(params, min_time_between_cnps=8)}}})
+    assert kind == "fail" and words in res["msg"], res["msg"]
+    assert read(root / "class/net/eth2/ecn/roce_np/min_time_between_cnps") == "4"     # nothing written
+
+
+def test_two_interfaces_in_one_call(monkeypatch, root):
+    make_tree(root)
+    make_tree(root, interface="eth3", device="mlx5_1")
+    tos_emulating_write(monkeypatch)
+    args = {"state": "replaced", "config": [dict(ROCE, interface="eth2", rdma_device="mlx5_0"),
+                                            dict(ROCE, interface="eth3", rdma_device="mlx5_1")]}
+    kind, res = run_many(monkeypatch, args)
+    assert kind == "exit" and res["changed"] is True
+    assert [(a["interface"], a["rdma_device"], a["np"]["enabled_priorities"], a["roce_tos"]) for a in res["after"]] == \
+        [("eth2", "mlx5_0", [3], 106), ("eth3", "mlx5_1", [3], 106)]
+    assert read(root / "class/net/eth3/ecn/roce_rp/enable/3") == "1"
+    kind, res = run_many(monkeypatch, args)
+    assert kind == "exit" and res["changed"] is False and res["commands"] == []
+
+
+@pytest.mark.parametrize("text", ["", "\n# nothing\n", "/tmp/x/unrelated/file:1\n"])
+def test_parsed_text_without_dcqcn_files_is_an_error(monkeypatch, text):
+    kind, res = run_many(monkeypatch, {"state": "parsed", "running_config": text})
+    assert kind == "fail" and res["msg"].startswith("running_config: "), res

@@ -201,9 +201,28 @@ def sysfs(tmp_path, monkeypatch):
     monkeypatch.setenv("SYSFS_PATH", str(tmp_path))
 
 
-def run(monkeypatch, device, args, check_mode=False):
-    return helpers.run_module(monkeypatch, lldp_dcb.main, args, check_mode=check_mode,
+def run_many(monkeypatch, device, args, check_mode=False, diff=False):
+    return helpers.run_module(monkeypatch, lldp_dcb.main, args, check_mode=check_mode, diff=diff,
                               run_command=lambda argv, **kw: device(argv), bin_dir="/usr/sbin/")
+
+
+def run(monkeypatch, device, args, check_mode=False, diff=False):
+    """One interface: ``interface`` + ``config`` become a one-entry config list, and the
+    per-interface lists of the result are unwrapped."""
+    args = dict(args)
+    if "interface" in args:
+        entry = dict(args.pop("config", None) or {})
+        entry["interface"] = args.pop("interface")
+        args["config"] = [entry]
+    kind, res = run_many(monkeypatch, device, args, check_mode=check_mode, diff=diff)
+    for key in ("before", "after", "gathered"):
+        if isinstance(res.get(key), list):
+            assert len(res[key]) == 1
+            res[key] = dict((k, v) for k, v in res[key][0].items() if k != "interface")
+    if isinstance(res.get("diff"), list):
+        assert len(res["diff"]) == 1
+        res["diff"] = res["diff"][0]
+    return kind, res
 
 
 ROCE = {"admin_status": "rxtx", "pfc": {"willing": False, "enabled": [3], "enable_tx": True},
@@ -220,8 +239,10 @@ def test_firmware_dcbx_fails_clearly_without_switch(monkeypatch, sysfs):
 def test_switch_dcbx_then_converge_then_idempotent(monkeypatch, sysfs):
     device = FakeLldpad(dcbx="Firmware")
     args = {"interface": "eth2", "config": ROCE, "switch_dcbx_to_os": True, "state": "replaced"}
-    kind, res = run(monkeypatch, device, args, check_mode=True)
+    kind, res = run(monkeypatch, device, args, check_mode=True, diff=True)
     assert kind == "exit" and res["changed"] and device.writes == []
+    assert res["after"]["pfc"]["enabled"] == [3] and res["after"]["app"] == [{"priority": 3, "selector": 3, "protocol": 4791}]
+    assert res["diff"]["before_header"] == "lldptool -i eth2 (before)"
     kind, res = run(monkeypatch, device, args)
     assert kind == "exit", res
     assert res["commands"] == ["mlnx_qos -i eth2 --dcbx os",
@@ -263,6 +284,9 @@ def test_midway_failure(monkeypatch, sysfs):
     assert res["failed_command"] == "lldptool -T -i eth2 -V PFC willing=no enabled=3 enableTx=yes"
     assert "Device not capable" in res["msg"] and not res["msg"].count("capable b")
     assert res["not_attempted"] == ["lldptool -T -i eth2 -V APP app=3,3,4791", "lldptool -T -i eth2 -V APP enableTx=yes"]
+    # the state is read back after the failure, and changed follows it
+    assert res["after"]["admin_status"] == "rxtx" and res["before"]["admin_status"] != "rxtx"
+    assert res["changed"] is True
 
 
 def test_documentation_matches_argspec():
@@ -278,3 +302,16 @@ def test_truncated_bitmask_all_priorities_is_converged_via_tlv_view(monkeypatch,
                                           "config": {"pfc": {"enabled": list(range(8)), "willing": False}}})
     assert kind == "exit" and res["commands"] == [] and res["changed"] is False
     assert res["before"]["pfc"]["enabled"] == list(range(8))
+
+
+def test_the_same_protocol_twice_in_app_is_refused(monkeypatch, sysfs):
+    device = FakeLldpad(dcbx="OS")
+    config = dict(ROCE, app=[{"priority": 3, "selector": 5, "protocol": 26}, {"priority": 4, "selector": 5, "protocol": 26}])
+    kind, res = run(monkeypatch, device, {"interface": "eth2", "config": config})
+    assert kind == "fail" and "config[0].app[1]: selector 5 protocol 26 is given twice (priorities 3 and 4)" in res["msg"]
+    assert device.writes == []
+
+
+def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
+    kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "lldpad is not running\n"})
+    assert kind == "fail" and res["msg"].startswith("running_config: holds no IEEE DCBX TLV"), res

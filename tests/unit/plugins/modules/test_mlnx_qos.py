@@ -136,13 +136,32 @@ def sysfs(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(monkeypatch, device, args, check_mode=False, diff=False):
+def run_many(monkeypatch, device, args, check_mode=False, diff=False):
     def run_command(argv, **kwargs):
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         return device(argv)
 
     return helpers.run_module(monkeypatch, mlnx_qos.main, args, check_mode=check_mode, diff=diff,
                               run_command=run_command, bin_dir="/usr/bin/")
+
+
+def run(monkeypatch, device, args, check_mode=False, diff=False):
+    """One interface: ``interface`` + ``config`` become a one-entry config list, and the
+    per-interface lists of the result are unwrapped to that interface's dict."""
+    args = dict(args)
+    if "interface" in args:
+        entry = dict(args.pop("config", None) or {})
+        entry["interface"] = args.pop("interface")
+        args["config"] = [entry]
+    kind, res = run_many(monkeypatch, device, args, check_mode=check_mode, diff=diff)
+    for key in ("before", "after", "gathered"):
+        if isinstance(res.get(key), list):
+            assert len(res[key]) == 1 and res[key][0]["interface"] == args["config"][0]["interface"]
+            res[key] = dict((k, v) for k, v in res[key][0].items() if k != "interface")
+    if isinstance(res.get("diff"), list):
+        assert len(res["diff"]) == 1
+        res["diff"] = res["diff"][0]
+    return kind, res
 
 
 ROCE = {"dcbx": "os", "trust": "dscp", "pfc": [3],
@@ -267,11 +286,13 @@ def test_traceback_on_first_write_is_a_clear_error(monkeypatch, sysfs):
 
 
 @pytest.mark.parametrize("config, words", [
-    ({"pfc": [8]}, "config.pfc[0]=8: priority must be 0-7"),
+    ({"pfc": [8]}, "config[0].pfc[0]=8: priority must be 0-7"),
     ({"dscp2prio": {64: 3}}, "DSCP must be 0-63"),
     ({"tcbw": [50, 0, 0, 40, 0, 0, 0, 0], "tsa": ["ets", "strict", "strict", "ets"] + ["strict"] * 4},
      "sums to 90"),
-    ({"prio_tc": [0, 1]}, "config.prio_tc=[0, 1]: expected exactly 8 values"),
+    ({"prio_tc": [0, 1]}, "config[0].prio_tc=[0, 1]: expected exactly 8 values"),
+    ({"buffer_size": [0, 1000, 0, 0, 0, 0, 0, 0], "prio2buffer": [0] * 8, "pfc": [3]},
+     "PFC priority 3 is mapped to receive buffer 0 (prio2buffer=[0, 0, 0, 0, 0, 0, 0, 0]), which has size 0"),
 ])
 def test_bad_input_fails_before_any_call(monkeypatch, sysfs, config, words):
     device = FakeMlnxQos()
@@ -290,7 +311,7 @@ def test_bad_input_needing_device_state_fails_before_any_write(monkeypatch, sysf
 def test_unknown_interface(monkeypatch, sysfs):
     device = FakeMlnxQos()
     kind, res = run(monkeypatch, device, {"interface": "eth7", "config": {"pfc": [3]}})
-    assert kind == "fail" and res["msg"].startswith("interface=eth7: no such network interface")
+    assert kind == "fail" and res["msg"].startswith("interface=eth7: no such network interface"), res["msg"]
     assert device.calls == []
 
 
@@ -317,7 +338,8 @@ def test_device_not_keeping_a_value_warns(monkeypatch, sysfs):
     warnings = []
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, w: warnings.append(w))
     kind, res = run(monkeypatch, device, {"interface": "eth2", "config": {"ratelimit": [5, 0, 0, 0, 0, 0, 0, 0]}})
-    assert kind == "exit" and res["changed"] is True
+    # changed comes from before vs the read-back: the device kept nothing, so nothing changed
+    assert kind == "exit" and res["changed"] is False and res["commands"] == ["mlnx_qos -i eth2 --ratelimit 5,0,0,0,0,0,0,0"]
     assert res["after"]["ratelimit"] == [0.0] * 8
     assert warnings and "--ratelimit 5,0,0,0,0,0,0,0" in warnings[0]
 
@@ -342,3 +364,78 @@ def test_documentation_is_valid_yaml_and_matches_argspec():
     doc = helpers.assert_doc_matches_argspec(mlnx_qos)
     assert doc["module"] == "mlnx_qos" and doc["version_added"] == "0.1.0"
     assert set(doc["attributes"]) == {"check_mode", "diff_mode", "platform"}
+
+
+def test_interface_names_are_checked_by_the_kernel_rules(monkeypatch, sysfs):
+    for name, words in (("..", "not a interface name"), ("eth/2", "cannot contain '/'"),
+                        ("a" * 16, "at most 15 characters"), ("-a", "cannot start with '-'"),
+                        ("eth2\n", "cannot contain '\\n'")):
+        device = FakeMlnxQos()
+        kind, res = run(monkeypatch, device, {"interface": name, "config": {"pfc": [3]}})
+        assert kind == "fail" and "config[0].interface=%r" % name in res["msg"] and words in res["msg"], res["msg"]
+        assert device.calls == []
+
+
+class TwoPorts(object):
+    """Two simulated NICs behind one mlnx_qos: argv[2] picks the interface."""
+
+    def __init__(self, **kwargs):
+        self.ports = {"eth2": FakeMlnxQos(), "eth3": FakeMlnxQos(**kwargs)}
+        self.order = []
+
+    def __call__(self, args):
+        self.order.append((args[2], args[3:]))
+        return self.ports[args[2]](args)
+
+
+@pytest.fixture
+def sysfs2(sysfs):
+    (sysfs / "class" / "net" / "eth3").mkdir(parents=True)
+    return sysfs
+
+
+def test_many_interfaces_in_one_call_and_converged_reads_only(monkeypatch, sysfs2):
+    device = TwoPorts()
+    args = {"state": "replaced", "config": [dict(ROCE, interface="eth2"), dict(ROCE, interface="eth3")]}
+    kind, res = run_many(monkeypatch, device, args, diff=True)
+    assert kind == "exit" and res["changed"] is True
+    assert [b["interface"] for b in res["before"]] == ["eth2", "eth3"]
+    assert [a["pfc"] for a in res["after"]] == [[3], [3]]
+    assert len(res["commands"]) == 4 and [c.split()[2] for c in res["commands"]] == ["eth2", "eth2", "eth3", "eth3"]
+    assert [d["before_header"] for d in res["diff"]] == ["mlnx_qos -i eth2 (before)", "mlnx_qos -i eth3 (before)"]
+    for port in device.ports.values():
+        assert len(port.writes) == 2
+    device.order = []
+    kind, res = run_many(monkeypatch, device, args)
+    assert kind == "exit" and res["changed"] is False and res["commands"] == []
+    assert device.order == [("eth2", ["-a"]), ("eth3", ["-a"])]      # one read each, no write
+
+
+def test_failure_on_the_second_interface_reports_both(monkeypatch, sysfs2):
+    device = TwoPorts(fail_on_call=1, fail_text="Error: Invalid argument")
+    args = {"state": "replaced", "config": [dict(ROCE, interface="eth2"), dict(ROCE, interface="eth3")]}
+    kind, res = run_many(monkeypatch, device, args)
+    assert kind == "fail"
+    assert "failed midway on eth3" in res["msg"]
+    assert len(res["applied"]) == 2 and all(" eth2 " in c for c in res["applied"])
+    assert res["failed_command"].startswith("mlnx_qos -i eth3 ")
+    assert len(res["not_attempted"]) == 1 and " eth3 " in res["not_attempted"][0]
+    assert res["changed"] is True                               # eth2 changed, read back
+    assert res["after"][0]["pfc"] == [3] and res["after"][1]["pfc"] == []
+
+
+def test_a_planning_error_on_any_interface_stops_before_the_first_write(monkeypatch, sysfs2):
+    device = TwoPorts()
+    args = {"state": "replaced", "config": [dict(ROCE, interface="eth2"),
+                                            {"interface": "eth3", "dscp2prio": {26: 3}}]}
+    kind, res = run_many(monkeypatch, device, args)
+    assert kind == "fail" and "eth3 trusts pcp" in res["msg"]
+    assert device.ports["eth2"].writes == [] and device.ports["eth3"].writes == []
+
+
+def test_an_interface_given_twice_is_refused(monkeypatch, sysfs2):
+    device = TwoPorts()
+    kind, res = run_many(monkeypatch, device, {"config": [{"interface": "eth2", "pfc": [3]},
+                                                          {"interface": "eth2", "pfc": [4]}]})
+    assert kind == "fail" and "config[1]: interface=eth2 is given twice (also in config[0])" in res["msg"]
+    assert device.order == []

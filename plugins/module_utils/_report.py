@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet report records: one flat dict per drifted setting or health finding.
+
+Drift record: ``{host, area, object, setting, expected, actual}``; health findings add
+``check``, ``subject``, ``severity``, ``diagnosis`` and ``remedy``. ``setting`` is the
+smallest part that differs, as a dotted path (``np.enabled_priorities``), never a whole
+blob. Pure functions: the writers (table, JSON, JUnit XML, Prometheus textfile) take the
+records and nothing else.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+
+RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
+
+
+def leaf_differences(expected, actual, path=""):
+    """``[(setting, expected, actual)]`` for every leaf where the two differ. Dicts are
+    walked key by key; lists and scalars are leaves (a PFC list is one setting)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for key in sorted(set(expected) | set(actual), key=str):
+            sub = "%s.%s" % (path, key) if path else str(key)
+            out.extend(leaf_differences(expected.get(key), actual.get(key), sub))
+        return out
+    if expected != actual:
+        return [(path or "value", expected, actual)]
+    return []
+
+
+def drift_records(host, area, objects):
+    """Records from ``[(object, expected, actual)]``, one per differing leaf setting."""
+    records = []
+    for name, expected, actual in objects:
+        for setting, want, have in leaf_differences(expected, actual):
+            records.append({"host": host, "area": area, "object": name, "setting": setting,
+                            "expected": want, "actual": have})
+    return records
+
+
+def keyed(state):
+    """Lists of identity-keyed dicts as dicts, so that one entry that differs is one setting:
+    a DSCP map ``[{dscp, priority}]`` becomes ``{dscp: priority}``."""
+    if isinstance(state, dict):
+        out = {}
+        for key, value in state.items():
+            if (isinstance(value, list) and value and all(isinstance(v, dict) and set(v) == set(("dscp", "priority"))
+                                                          for v in value)):
+                value = dict((str(v["dscp"]), v["priority"]) for v in value)
+            out[key] = value
+        return out
+    return state
+
+
+def module_objects(result, key_fields=("interface", "rdma_device", "port")):
+    """``[(object, after, before)]`` of a resource-engine module result: per-object
+    ``before``/``after`` lists (or dicts for a single-object module). In check mode
+    ``after`` is what the run would make: the expected state. node_files results are split
+    per file and per unit."""
+    if not isinstance(result, dict) or result.get("skipped"):
+        return []
+    before, after = result.get("before"), result.get("after")
+    if isinstance(before, dict) and isinstance(after, dict) and set(before) == set(("files", "units")):
+        out = []
+        for kind in ("files", "units"):
+            for name in sorted(set(before[kind]) | set(after[kind])):
+                out.append((name, after[kind].get(name), before[kind].get(name)))
+        return out
+    if isinstance(before, dict) or isinstance(after, dict):
+        return [("", keyed(after), keyed(before))]
+    out = []
+    for old, new in zip(before or [], after or []):
+        name = next((str(old[k]) for k in key_fields if old.get(k) is not None), "")
+        strip = dict((k, v) for k, v in old.items() if k not in key_fields)
+        out.append((name, keyed(dict((k, v) for k, v in (new or {}).items() if k not in key_fields)), keyed(strip)))
+    return out
+
+
+def sort_records(records):
+    return sorted(records, key=lambda r: tuple(str(r.get(k, "")) for k in RECORD_KEYS))
+
+
+# --------------------------------------------------------------------------- writers
+def cell(value):
+    """A value as one table cell / label: strings as they are, the rest as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def summary(records, hosts_checked, unreachable, noun="drifted", unit="settings"):
+    """``3 of 120 hosts drifted, 7 settings; 1 unreachable``."""
+    bad = [r for r in records if r.get("area") != "host"]
+    hosts = len(set(r["host"] for r in bad))
+    return "%d of %d hosts %s, %d %s; %d unreachable" % (hosts, hosts_checked, noun, len(bad), unit, unreachable)
+
+
+def table(records, columns=RECORD_KEYS, width=60):
+    """A fixed-width text table of the records, sorted; cells longer than ``width`` are cut."""
+    rows = [[cell(r.get(c, "")) for c in columns] for r in sort_records(records)]
+    rows = [[v if len(v) <= width else v[:width - 3] + "..." for v in row] for row in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.upper().ljust(widths[i]) for i, c in enumerate(columns)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(v.ljust(widths[i]) for i, v in enumerate(row)).rstrip())
+    return "\n".join(lines)
+
+
+def to_json(records, meta):
+    return json.dumps({"meta": meta, "records": sort_records(records)}, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def junit_xml(records, checked, suite="rdma.fabric drift"):
+    """JUnit XML: one testcase per (host, area) in ``checked``, one failure per record."""
+    by_case = {}
+    for record in records:
+        by_case.setdefault((record["host"], record["area"]), []).append(record)
+    cases = sorted(set(checked) | set(by_case))
+    failures = sum(1 for case in cases if by_case.get(case))
+    root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
+    tsuite = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+                           errors="0", skipped="0")
+    for host, area in cases:
+        case = ET.SubElement(tsuite, "testcase", classname=host, name=area)
+        for record in sort_records(by_case.get((host, area), [])):
+            message = "%s %s: expected %s, actual %s" % (record.get("object", ""), record.get("setting", ""),
+                                                         cell(record.get("expected")), cell(record.get("actual")))
+            failure = ET.SubElement(case, "failure", message=message.strip(), type="drift")
+            failure.text = json.dumps(record, sort_keys=True, default=str)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _label(value):
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def prometheus(records, checked_hosts, unreachable_hosts, timestamp, info, prefix="rdma_fabric_drift"):
+    """Prometheus textfile (node_exporter textfile collector): per host and area the number of
+    drifted settings (0 for clean ones checked), hosts checked and unreachable, the last run
+    time in seconds, and an ``_info`` series with the run's metadata. No timestamps."""
+    counts = {}
+    for record in records:
+        if record.get("area") != "host":
+            counts[(record["host"], record["area"])] = counts.get((record["host"], record["area"]), 0) + 1
+    for host, area in checked_hosts:
+        counts.setdefault((host, area), 0)
+    out = ["# HELP %s_settings Settings that differ from the desired state, per host and area." % prefix,
+           "# TYPE %s_settings gauge" % prefix]
+    for (host, area) in sorted(counts):
+        out.append('%s_settings{host="%s",area="%s"} %d' % (prefix, _label(host), _label(area), counts[(host, area)]))
+    hosts = sorted(set(h for h, _a in checked_hosts))
+    out += ["# HELP %s_hosts_checked Hosts whose state was read." % prefix, "# TYPE %s_hosts_checked gauge" % prefix,
+            "%s_hosts_checked %d" % (prefix, len(hosts)),
+            "# HELP %s_hosts_unreachable Hosts that could not be checked." % prefix,
+            "# TYPE %s_hosts_unreachable gauge" % prefix, "%s_hosts_unreachable %d" % (prefix, len(unreachable_hosts)),
+            "# HELP %s_last_run_timestamp_seconds When the check ran (Unix time)." % prefix,
+            "# TYPE %s_last_run_timestamp_seconds gauge" % prefix,
+            "%s_last_run_timestamp_seconds %.3f" % (prefix, timestamp),
+            "# HELP %s_info The run's metadata." % prefix, "# TYPE %s_info gauge" % prefix,
+            "%s_info{%s} 1" % (prefix, ",".join('%s="%s"' % (k, _label(info[k])) for k in sorted(info)))]
+    return "\n".join(out) + "\n"
+
+
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file in the same directory and rename."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

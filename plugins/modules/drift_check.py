@@ -1,0 +1,73 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: drift_check
+short_description: Compare a node's managed state with what the roles would set, one record per drifted setting
+version_added: 0.2.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - An action plugin. Per host it runs M(rdma.fabric.rdma_facts) (the ports) and one
+    M(rdma.fabric.state_check) call for every area given, computes each area's expected
+    state on the controller with the same filters the role converges with, and returns one
+    record C({host, area, object, setting, expected, actual}) per smallest setting that
+    differs. Nothing is written on the node.
+  - A gather that fails, or a resource that cannot be read, is a record of its own (area
+    C(host), or the area with setting C(read)), never "no drift".
+  - Used by C(playbooks/drift_check.yml), where each role's C(drift_inputs) tasks give the
+    inputs; M(rdma.fabric.drift_report) writes the fleet's reports.
+options:
+  inputs:
+    description:
+      - One dict per area, as each role's C(tasks/drift_inputs.yml) sets it (for example
+        C(__drift_input_roce_qos)); empty entries are ignored.
+    type: list
+    elements: raw
+    required: true
+attributes:
+  check_mode:
+    description: Always reads only.
+    support: full
+  diff_mode:
+    description: Not used.
+    support: none
+  platform:
+    description: Linux hosts.
+    support: full
+    platforms: posix
+  action:
+    description: Runs on the controller and executes modules on the host.
+    support: full
+seealso:
+  - module: rdma.fabric.state_check
+  - module: rdma.fabric.drift_report
+"""
+
+EXAMPLES = r"""
+- name: Compare every area of the node
+  rdma.fabric.drift_check:
+    inputs:
+      - "{{ __drift_input_roce_qos | default(none) }}"
+  register: drift_check_result
+"""
+
+RETURN = r"""
+drift_records:
+  description: One record per drifted setting; empty when the node matches.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"host": "gpu-01", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []}]
+checked:
+  description: The areas checked.
+  returned: always
+  type: list
+  elements: str
+"""

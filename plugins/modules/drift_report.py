@@ -1,0 +1,93 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: drift_report
+short_description: Write the fleet drift report (table, JSON, JUnit XML, Prometheus textfile) once per run
+version_added: 0.2.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - An action plugin, run once on the controller (C(run_once), C(delegate_to localhost))
+    after M(rdma.fabric.drift_check). It reads each play host's registered drift_check
+    result (Python, linear in hosts) and adds a record C(area host) for every host that
+    could not be checked (unreachable, failed), so such a host never reads as "no drift".
+  - Prints the records as a table sorted by host, area, object and setting, with a summary
+    line (C(3 of 120 hosts drifted, 7 settings; 1 unreachable)), and writes to
+    O(report_dir), each atomically (temporary file, then rename)
+  - C(drift.json) the records and the run's metadata (time, inventory, limit, collection
+    version, summary);
+  - C(drift-junit.xml) one testcase per host and area checked, one failure per drifted setting;
+  - C(rdma_fabric_drift.prom) node_exporter textfile metrics C(rdma_fabric_drift_settings{host,area}),
+    C(rdma_fabric_drift_hosts_checked), C(rdma_fabric_drift_hosts_unreachable),
+    C(rdma_fabric_drift_last_run_timestamp_seconds) and C(rdma_fabric_drift_info).
+  - Fails when there is any record and O(fail_on_drift) is true, so the run's exit code is non-zero.
+options:
+  report_dir:
+    description: Directory for the reports (created when missing).
+    type: path
+    required: true
+  result_var:
+    description: The variable each host registered the drift_check result in.
+    type: str
+    default: drift_check_result
+  fail_on_drift:
+    description: Fail when anything drifted or a host could not be checked.
+    type: bool
+    default: true
+  title:
+    description: The heading printed above the table.
+    type: str
+attributes:
+  check_mode:
+    description: Writes the reports in check mode too (they are the point of a check run).
+    support: full
+  diff_mode:
+    description: Not used.
+    support: none
+  platform:
+    description: The controller.
+    support: full
+    platforms: posix
+  action:
+    description: Runs on the controller only.
+    support: full
+seealso:
+  - module: rdma.fabric.drift_check
+"""
+
+EXAMPLES = r"""
+- name: Write the reports
+  rdma.fabric.drift_report:
+    report_dir: "{{ drift_report_dir }}"
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+records:
+  description: Every record, sorted.
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: The summary line.
+  returned: always
+  type: str
+  sample: 1 of 6 hosts drifted, 2 settings; 0 unreachable
+areas_by_host:
+  description: The drifted areas of each host (for remediation).
+  returned: always
+  type: dict
+unreachable:
+  description: The hosts that could not be checked.
+  returned: always
+  type: list
+  elements: str
+"""

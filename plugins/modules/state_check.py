@@ -1,0 +1,113 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: state_check
+short_description: Check several rdma.fabric resources against their wanted state in one call, writing nothing
+version_added: 0.2.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - Runs, for each entry of O(resources), that module's own reader, compare and prediction
+    (what the module does in check mode) and returns its C(before), C(after) (the state a
+    real run would make) and C(commands). Nothing is written, whatever the check mode.
+  - One module call for every area of a node, so a fleet drift check costs one round trip
+    per host for the checks. An entry that fails (a tool missing, bad config) gives its
+    error as its result; the other entries are still checked.
+options:
+  resources:
+    description: The resources to check.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      resource:
+        description: The module whose resource to check.
+        type: str
+        required: true
+        choices: [mlnx_qos, dcqcn, lldp_dcb, node_files]
+      name:
+        description: A label for the entry in the results (default the resource).
+        type: str
+      area:
+        description: The area the entry belongs to (for reports), for example V(roce_qos).
+        type: str
+      state:
+        description: The state the module would run with (V(merged), V(replaced)).
+        type: str
+        default: merged
+      config:
+        description: The module's O(rdma.fabric.mlnx_qos#module:config) (or, for V(node_files), C({files, units})).
+        type: raw
+      options:
+        description: Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)).
+        type: dict
+attributes:
+  check_mode:
+    description: Always reads only.
+    support: full
+  diff_mode:
+    description: Not used.
+    support: none
+  platform:
+    description: Linux hosts, with each resource's tools.
+    support: full
+    platforms: posix
+seealso:
+  - module: rdma.fabric.drift_check
+"""
+
+EXAMPLES = r"""
+- name: Check the QoS of two ports and the boot unit in one call
+  rdma.fabric.state_check:
+    resources:
+      - resource: mlnx_qos
+        area: roce_qos
+        state: replaced
+        config: [{interface: eth2, trust: dscp, pfc: [3]}, {interface: eth3, trust: dscp, pfc: [3]}]
+      - resource: node_files
+        area: roce_qos
+        config:
+          units: [{name: rdma-fabric-roce-qos.service, enabled: true}]
+  register: checked
+"""
+
+RETURN = r"""
+results:
+  description:
+    - One entry per O(resources) entry, in order, with C(area), C(resource), C(name),
+      C(failed) and C(result) (the module's C(before), C(after), C(commands); or C(msg)).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all
+
+
+def argument_spec():
+    return dict(resources=dict(type="list", elements="dict", required=True, options=dict(
+        resource=dict(type="str", required=True, choices=sorted(RESOURCES)),
+        name=dict(type="str"),
+        area=dict(type="str"),
+        state=dict(type="str", default="merged"),
+        config=dict(type="raw"),
+        options=dict(type="dict"),
+    )))
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module.exit_json(changed=False, results=check_all(module, module.params["resources"]))
+
+
+if __name__ == "__main__":
+    main()
