@@ -5,13 +5,14 @@ export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 
-.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench changelog build clean
+.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench bench-opensm changelog build clean
 
 help:
 	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
 	@echo "make lab-destroy  remove the lab containers"
 	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, Molecule"
 	@echo "make molecule SCENARIO=name   one Molecule scenario"
+	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
 
 lab:
 	@lab/lab.sh up
@@ -35,6 +36,11 @@ image: deps
 
 unit sanity lint molecule bench build:
 	@lab/test.sh $@ $(SCENARIO)
+
+# A benchmark on the host (ibsim-utils, opensm, infiniband-diags, libumad2sim0, gcc), never
+# part of `make test`: SIZES="36:36 64:2048" DRILLS=3 (tests/ibsim/fattree_bench.sh).
+bench-opensm:
+	@tests/ibsim/fattree_bench.sh
 
 clean:
 	rm -rf .cache build *.tar.gz

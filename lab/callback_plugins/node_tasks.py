@@ -27,6 +27,7 @@ from ansible.plugins.callback import CallbackBase
 CONTROLLER_ONLY = {
     "assert", "debug", "set_fact", "include_vars", "meta", "fail", "add_host", "group_by",
     "include_role", "import_role", "include_tasks", "import_tasks", "set_stats", "pause",
+    "validate_argument_spec",
 }
 
 
