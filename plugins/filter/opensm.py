@@ -362,13 +362,17 @@ def node_plan(gathered, files, units=None, binaries=None, install=True):
 
     ``files``: node_files entries (path, content or state absent, mode, owner, group);
     ``units``: node_files unit entries (name, enabled, active); ``binaries``: paths the packages
-    install (absent -> install). Returns ``{install, files, units, change, reasons}``: the
+    install (absent -> install); a wanted unit that systemctl reports ``not-found`` also means
+    install. Returns ``{install, files, units, change, reasons}``: the
     install step runs when ``install``, the node_files write step when ``change``.
     """
     have_files = (gathered or {}).get("files") or {}
     have_units = (gathered or {}).get("units") or {}
     reasons = []
     missing = [path for path in (binaries or []) if (have_files.get(path) or {}).get("state") != "present"]
+    # A unit systemd does not know comes with a package that is not installed.
+    missing += ["%s (unit not found)" % unit["name"] for unit in units or []
+                if (have_units.get(unit["name"]) or {}).get("unit_state") == "not-found"]
     need_install = bool(install) and bool(missing)
     if need_install:
         reasons.append("not installed: %s" % ", ".join(missing))

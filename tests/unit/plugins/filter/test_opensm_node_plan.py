@@ -110,7 +110,7 @@ def test_family_from_markers_and_facts(node):
 
 def test_converged_node_needs_nothing(node):
     plan = F.node_plan(gathered_from(node, spec(), UNITS_RUNNING), want(me()), WANT_UNITS,
-                       ["/usr/sbin/opensm", "/usr/sbin/ibstat"])
+                       role_vars()["__opensm_binaries"])
     assert plan == {"install": False, "files": [], "units": [], "change": False, "reasons": []}
 
 
@@ -123,10 +123,17 @@ def test_fresh_node_installs_and_writes(tmp_path):
     assert plan["install"] and plan["change"]
     assert plan["files"] == ["/etc/opensm/opensm.conf", "/etc/opensm/partitions.conf"]
     assert plan["units"] == ["opensm.service"]
-    assert plan["reasons"][0] == "not installed: /usr/sbin/opensm, /usr/sbin/ibstat"
+    assert plan["reasons"][0] == "not installed: /usr/sbin/opensm, /usr/sbin/ibstat, opensm.service (unit not found)"
     # opensm_install: false never installs, but still writes.
     plan = F.node_plan(gathered_from(root, spec(), units), want(me()), WANT_UNITS, ["/usr/sbin/opensm"], False)
     assert not plan["install"] and plan["change"]
+
+
+def test_unit_not_found_means_install(node):
+    units = {"opensm.service": {"enabled": False, "active": False, "unit_state": "not-found"}}
+    plan = F.node_plan(gathered_from(node, spec(), units), want(me()), WANT_UNITS, ["/usr/sbin/ibstat"])
+    assert plan["install"]
+    assert plan["reasons"][0] == "not installed: opensm.service (unit not found)"
 
 
 @pytest.mark.parametrize("drift, reason", [
