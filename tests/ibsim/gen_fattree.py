@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Write an ibsim fabric file for a two-level fat tree (leaf and spine switches, single-port HCAs).
 
-    tests/ibsim/gen_fattree.py --radix 36 --hcas 324 > net.ft36-324
+    python3 tests/ibsim/gen_fattree.py --radix 36 --hcas 324 > net.ft36-324
 
 Each leaf switch has radix/2 ports down to HCAs and radix/2 uplinks, spread round-robin over
 the spines (so every leaf reaches every spine, with parallel links when there are fewer spines
