@@ -5,13 +5,15 @@ export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 
-.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench bench-opensm changelog build clean
+.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench bench-opensm changelog build docs ee clean
 
 help:
 	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
 	@echo "make lab-destroy  remove the lab containers"
-	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, Molecule"
+	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, docs lint, EE, Molecule"
 	@echo "make molecule SCENARIO=name   one Molecule scenario"
+	@echo "make docs         the collection's HTML docs (build/docs/build/html/index.html)"
+	@echo "make ee           the execution environment image and the drift check run in it"
 	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
 
 lab:
@@ -34,8 +36,11 @@ $(VENV)/.installed: requirements.txt
 image: deps
 	@lab/image.sh >/dev/null
 
-unit sanity lint molecule bench build:
+unit sanity lint molecule bench build ee:
 	@lab/test.sh $@ $(SCENARIO)
+
+docs: venv
+	@lab/docs.sh build
 
 # A benchmark on the host (ibsim-utils, opensm, infiniband-diags, libumad2sim0, gcc), never
 # part of `make test`: SIZES="36:36 64:2048" DRILLS=3 (tests/ibsim/fattree_bench.sh).

@@ -2,6 +2,8 @@
 # Benchmark (not a test): the roce_qos converge on the lab's RoCE nodes, host by host.
 # For each node: back to firmware defaults, first converge, then a converged re-run; prints
 # wall time, tool calls (fabricsim's call log: every mlnx_qos/lldptool/... run) and writes.
+# Then, side by side with a one-task ping play on all lab hosts: the converged site.yml
+# re-run and the drift check (lab/bench_ratio.py; BENCH_PAIRS pairs, default 5).
 # Needs the lab running (`make lab`); run with `make bench`.
 set -euo pipefail
 
@@ -33,3 +35,15 @@ for host in $hosts; do
     printf '%-14s %-15s %-10s %8.1f %11s %7s\n' "$host" "$profile" "$run" "$(python3 -c "print(($end - $start) / 1e9)")" "$calls" "$writes"
   done
 done
+
+# Side by side against a one-task ping play on all lab hosts (alternating, median of
+# BENCH_PAIRS pairs): the converged site.yml re-run and the fleet drift check.
+pairs=${BENCH_PAIRS:-5}
+echo
+echo "ratio to a one-task ping play on all lab hosts ($pairs alternating pairs, podman connection)"
+ansible-playbook -i "$INVENTORY" playbooks/site.yml >/dev/null    # converged before measuring
+python3 lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "site.yml re-run (converged)" \
+  --json "$top/.cache/bench.jsonl" -- ansible-playbook -i "$INVENTORY" playbooks/site.yml
+python3 lab/bench_ratio.py --pairs "$pairs" --inventory "$INVENTORY" --name "drift check (all areas)" \
+  --json "$top/.cache/bench.jsonl" -- ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml \
+  -e drift_report_dir="$top/.cache/drift-report"

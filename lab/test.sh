@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of rdma.fabric, stage by stage, with timings:
-#   lab/test.sh all              deps, venv, image, unit, sanity, lint, molecule (all scenarios)
+#   lab/test.sh all              deps, venv, image, unit, sanity, lint, docs, ee, molecule (all scenarios)
 #   lab/test.sh unit|sanity|lint|build
+#   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
+#   lab/test.sh ee               the execution environment: build context, image, drift check in it
 #   lab/test.sh molecule [NAME]  every scenario, or one
 #   lab/test.sh bench            the QoS converge benchmark on the lab
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
@@ -75,7 +77,20 @@ run_build() {
          m=$(basename "$m" .py)
          ANSIBLE_COLLECTIONS_PATH="$out/installed" ansible-doc "rdma.fabric.$m" >/dev/null \
            || { echo "ansible-doc rdma.fabric.$m failed"; return 1; }
-       done
+       done \
+    && run_installed
+}
+
+run_installed() {
+  # The installed collection, not this tree: every playbook by FQCN, and module_defaults groups.
+  local out="$top/.cache/build" p
+  for p in playbooks/*.yml; do
+    p=$(basename "$p" .yml)
+    ANSIBLE_COLLECTIONS_PATH="$out/installed" ansible-playbook --syntax-check -i localhost, "rdma.fabric.$p" >/dev/null \
+      || { echo "ansible-playbook rdma.fabric.$p: not found in the installed collection"; return 1; }
+  done
+  ANSIBLE_COLLECTIONS_PATH="$out/installed" ansible-playbook -i localhost, tests/playbooks/module_defaults_group.yml >/dev/null \
+    || { echo "module_defaults group/rdma.fabric.qos failed (tests/playbooks/module_defaults_group.yml)"; return 1; }
 }
 
 scenarios() {
@@ -114,12 +129,20 @@ case "$what" in
     stage build run_build
     stage sanity run_sanity
     stage lint run_lint
+    stage docs lab/docs.sh lint
+    stage ee lab/ee.sh
     for s in $(scenarios); do stage "molecule $s" run_scenario "$s"; done
     ;;
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
   lint) stage lint run_lint ;;
   build) stage build run_build ;;
+  docs) stage docs lab/docs.sh lint ;;
+  ee)
+    stage image lab/image.sh
+    export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
+    stage ee lab/ee.sh
+    ;;
   molecule)
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
@@ -129,6 +152,6 @@ case "$what" in
     stage image lab/image.sh
     stage bench "$top/lab/bench.sh"
     ;;
-  *) echo "usage: $0 all|unit|sanity|lint|build|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 all|unit|sanity|lint|build|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
 esac
 report

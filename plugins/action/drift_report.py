@@ -44,7 +44,7 @@ def collect(hosts_all, hosts_alive, results):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("report_dir", "result_var", "fail_on_drift", "title"))
+    _VALID_ARGS = frozenset(("report_dir", "result_var", "started_var", "fail_on_drift", "title"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -57,6 +57,12 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         hosts_all = list(task_vars.get("ansible_play_hosts_all") or [])
         hosts_alive = list(task_vars.get("ansible_play_hosts") or [])
+        # Hosts that failed in an earlier play of the same run (an onboarding gate) never
+        # started this one: they were not checked, and are not "unreachable" here.
+        marker = args.get("started_var") or "drift_check_started"
+        started = [h for h in hosts_all if (hostvars.get(h) or {}).get(marker)]
+        if started:
+            hosts_all = started
         results = dict((h, (hostvars.get(h) or {}).get(result_var)) for h in hosts_all)
         records, checked, unreachable = collect(hosts_all, hosts_alive, results)
         records = R.sort_records(records)

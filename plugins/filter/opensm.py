@@ -14,7 +14,8 @@ __metaclass__ = type
 import hashlib
 import re
 
-GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
+
 PKEY_MIN = 0x0001
 PKEY_MAX = 0x7FFF
 DEFAULT_PKEY = 0x7FFF
@@ -26,49 +27,16 @@ IB_RATES = set(range(2, 23))
 
 
 def normalize_guid(value):
-    """'0x100001' -> '0x0000000000100001'; ValueError when it is not a 64-bit hex GUID."""
-    text = str(value).strip()
-    if not GUID_RE.match(text):
-        raise ValueError("not a 64-bit hex GUID (0x followed by 1-16 hex digits): %r" % (value,))
-    return "0x%016x" % int(text, 16)
+    """'0x100001' -> '0x0000000000100001' (rdma.fabric's one GUID normaliser, module_utils/_guid);
+    ValueError naming the value when it is not a 64-bit GUID."""
+    return _guid.normalize_guid(value)
 
 
 def ibstat_ports(text):
-    """``ibstat`` output -> list of ports.
-
-    Layout (infiniband-diags ibstat.c, samples/ibstat.txt): ``CA 'name'`` (or ``Switch 'name'``)
-    at column 0, CA fields indented once, ``Port N:`` once, port fields twice; several CAs are
-    concatenated without a blank line; pasted copies have spaces instead of TABs.
-    """
-    ports = []
-    ca = None
-    port = None
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        head = re.match(r"^(CA|Switch):? '(?P<name>[^']+)'$", line)
-        if head:
-            ca = head.group("name")
-            port = None
-            continue
-        port_head = re.match(r"^Port (\d+):$", line)
-        if port_head and ca is not None:
-            port = {"ca": ca, "port": int(port_head.group(1))}
-            ports.append(port)
-            continue
-        if port is None or ":" not in line:
-            continue
-        key, value = [part.strip() for part in line.split(":", 1)]
-        key = key.lower().replace(" ", "_")
-        if key in ("base_lid", "sm_lid", "lmc"):
-            try:
-                port[key] = int(value)
-            except ValueError:
-                port[key] = value
-        elif key == "port_guid":
-            port[key] = normalize_guid(value)
-        else:
-            port[key] = value
-    return ports
+    """``ibstat`` output -> list of ports (rdma.fabric's one ibstat parser, module_utils/_ibstat):
+    {ca, port, state, physical_state, rate, base_lid, lmc, sm_lid, capability_mask, port_guid,
+    link_layer}; ValueError naming the line when the text is not ibstat's layout."""
+    return _ibstat.port_list(text)
 
 
 def usable_ib_ports(ports):

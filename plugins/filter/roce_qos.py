@@ -21,13 +21,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _lldp_dcb, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
-from ansible_collections.rdma.fabric.plugins.module_utils._common import check_name
+from ansible_collections.rdma.fabric.plugins.module_utils._common import check_name, sysfs_root
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 
-# RoCE v2 data packets carry ECT(0) in the two ECN bits of the ToS byte (RFC 3168).
-ECN_BITS = {"not_ect": 0, "ect1": 1, "ect0": 2, "ce": 3}
+ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
 LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
 
 
@@ -39,7 +38,8 @@ def tos_of(settings):
     """The default ToS: roce_qos_default_tos, or the RoCE DSCP << 2 | the ECN bits."""
     if settings.get("default_tos") is not None:
         return settings["default_tos"]
-    return (int(settings["roce_dscp"]) << 2) | ECN_BITS[settings.get("tos_ecn") or "ect0"]
+    # RoCE v2 data packets carry ECT(0) in the ECN bits of the ToS byte (RFC 3168).
+    return _dscp.tos(settings["roce_dscp"], settings.get("tos_ecn") or "ect0")
 
 
 def mlnx_qos_config(settings):
@@ -99,16 +99,16 @@ def config_errors(settings):
     dcqcn = _check(errors, V.priority_list, "roce_qos_dcqcn_priorities", settings.get("dcqcn_priorities"))
     for index, name in enumerate(settings.get("interfaces") or []):
         _check(errors, check_name, "roce_qos_interfaces[%d]" % index, name)
-    if settings.get("tos_ecn") not in (None,) + tuple(ECN_BITS):
-        errors.append("roce_qos_tos_ecn=%r: must be one of %s" % (settings.get("tos_ecn"), ", ".join(ECN_BITS)))
+    if settings.get("tos_ecn") not in (None,) + ECN_CHOICES:
+        errors.append("roce_qos_tos_ecn=%r: must be one of %s" % (settings.get("tos_ecn"), ", ".join(ECN_CHOICES)))
     tos = settings.get("default_tos")
     if tos is not None:
         tos = _check(errors, V.int_in_range, "roce_qos_default_tos", tos, 0, 255, "ToS")
-        if tos is not None and roce_dscp is not None and tos >> 2 != roce_dscp:
-            errors.append("roce_qos_default_tos=%d carries DSCP %d (ToS >> 2) but roce_qos_roce_dscp=%d: RDMA "
-                          "traffic would leave the lossless class; set roce_qos_default_tos to %d (DSCP %d << 2 | "
-                          "ECT(0)) or leave it null to derive it" % (tos, tos >> 2, roce_dscp,
-                                                                      (roce_dscp << 2) | 2, roce_dscp))
+        mismatch = None if tos is None or roce_dscp is None else \
+            _dscp.tos_mismatch(tos, roce_dscp, "roce_qos_default_tos", "roce_qos_roce_dscp")
+        if mismatch:
+            errors.append(mismatch + ": RDMA traffic would leave the lossless class; fix it or leave "
+                          "roce_qos_default_tos null to derive it")
     nccl_dscp = settings.get("nccl_roce_dscp")
     if nccl_dscp is not None and roce_dscp is not None and str(nccl_dscp) != str(roce_dscp):
         errors.append("nccl_env_roce_dscp=%s and roce_qos_roce_dscp=%s differ: NCCL would send on a DSCP the QoS "
@@ -167,9 +167,12 @@ def roce_ports(facts, interfaces=None):
     return found
 
 
-def rendered_state(ports, mlnx, dcqcn):
+def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
     """The applier's state file: ``IFNAME mlnx_qos ARGV...`` and ``IFNAME sysfs PATH=VALUE``
-    lines, rendered from scratch by the modules' planners (what ``state: rendered`` gives)."""
+    lines, rendered from scratch by the modules' planners (what ``state: rendered`` gives).
+    The planners build paths under this process's sysfs root; the file holds the node's
+    (``node_sysfs``, which rdma_facts reports)."""
+    local = sysfs_root()
     lines = ["# rdma.fabric.roce_qos desired state, written by Ansible; applied at boot by",
              "# rdma-fabric-roce-qos-apply. One line per command: IFNAME mlnx_qos ARGV | IFNAME sysfs PATH=VALUE"]
     for port, mlnx_entry, dcqcn_entry in zip(ports, mlnx, dcqcn):
@@ -179,8 +182,10 @@ def rendered_state(ports, mlnx, dcqcn):
             lines.append("%s mlnx_qos %s" % (netdev, " ".join(argv[1:])))
         config = dict((k, v) for k, v in dcqcn_entry.items() if k not in ("interface", "rdma_device", "port"))
         dwant = _dcqcn.normalize_want(config, netdev, port["device"])
-        for write in _dcqcn.plan_writes(dwant, None, "merged", netdev, port["device"], port["port"]):
-            lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string(write)))
+        for path, value in _dcqcn.plan_writes(dwant, None, "merged", netdev, port["device"], port["port"]):
+            if node_sysfs != local and path.startswith(local.rstrip("/") + "/"):
+                path = node_sysfs.rstrip("/") + path[len(local.rstrip("/")):]
+            lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string((path, value))))
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +204,7 @@ def roce_qos_config(facts, settings):
         "dcqcn": [dict(dcqcn, interface=p["netdev"], rdma_device=p["device"], port=p["port"]) for p in ports],
         "lldp": [dict(lldp, interface=p["netdev"]) for p in ports],
     }
-    result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"])
+    result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"], facts.get("sysfs_root") or "/sys")
     return result
 
 

@@ -15,6 +15,7 @@ already know how to read:
   (``nvidia_peermem``, the MLNX_OFED ``nv_peer_mem``), the NVIDIA driver's own
   ``/proc/driver/nvidia/version`` (open kernel module or not) and the kernel release
   (dma-buf GPUDirect needs the open kernel module and Linux >= 5.12);
+* ``/run/systemd/system`` - whether systemd is the service manager (``sd_booted``);
 * ``/proc/cmdline`` for the IOMMU mode (reported, not a blocker: with ACS redirect off,
   GPU-NIC traffic below a switch does not reach the IOMMU).
 
@@ -227,6 +228,7 @@ def derive(raw, gdr_level="PXB"):
         "nvidia_driver": driver,
         "acs": acs_facts,
         "iommu": iommu_state(raw.get("proc_cmdline")),
+        "systemd": raw.get("systemd"),
         "errors": errors,
     }
 
@@ -251,7 +253,7 @@ def _modinfo(module, name):
     return rc == 0
 
 
-def read_host(module, proc_root="/proc"):
+def read_host(module, proc_root="/proc", run_root="/run"):
     """The only I/O seam: rdma facts, lspci and the sysfs chains, /proc files, modinfo."""
     raw = {"rdma": rdma.gather(module, ["devices", "gpus"]), "errors": []}
     lspci = module.get_bin_path("lspci", required=False)
@@ -283,6 +285,8 @@ def read_host(module, proc_root="/proc"):
     raw["nvidia_driver_version"] = _read_file(os.path.join(proc_root, "driver", "nvidia", "version"))
     raw["kernel_release"] = _read_file(os.path.join(proc_root, "sys", "kernel", "osrelease"))
     raw["proc_cmdline"] = _read_file(os.path.join(proc_root, "cmdline"))
+    # sd_booted(3): systemd is the service manager when /run/systemd/system is a directory.
+    raw["systemd"] = os.path.isdir(run_root + "/systemd/system")
     # modinfo only tells whether a module could be loaded; ask it only when /proc and sysfs do not say.
     has_nvidia = raw["nvidia_sysfs_module"] or "nvidia" in parse_proc_modules(raw["proc_modules"]) \
         or _modinfo(module, "nvidia")
@@ -303,4 +307,4 @@ def read_captured(module, captured):
             "chains": {}, "proc_modules": captured.get("proc_modules"), "sysfs_live_modules": [],
             "nvidia_sysfs_module": False, "nvidia_driver_version": captured.get("nvidia_driver_version"),
             "kernel_release": captured.get("kernel_release"), "proc_cmdline": captured.get("proc_cmdline"),
-            "modinfo": {}}
+            "modinfo": {}, "systemd": None}

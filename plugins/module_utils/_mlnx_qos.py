@@ -36,6 +36,7 @@ import re
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     ToolError, check_name, find_tool, run_tool, sysfs_path,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils._dscp import default_priority
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
@@ -413,7 +414,7 @@ def desired_state(want, have, state):
             result["pfc"] = list(want["pfc"])
     if want.get("dscp2prio") is not None:
         if state == "replaced":
-            table = dict((d, d >> 3) for d in range(64))
+            table = dict((d, default_priority(d)) for d in range(64))
         else:
             table = dict(have.get("dscp2prio") or {})
         table.update(want["dscp2prio"])

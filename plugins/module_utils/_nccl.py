@@ -17,6 +17,8 @@ import difflib
 import ipaddress
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _dscp
+
 
 class NcclError(ValueError):
     pass
@@ -170,35 +172,17 @@ def _describe(gids):
 
 # ---------------------------------------------------------------- NCCL_IB_TC
 
-ECN_CODEPOINTS = {"not-ect": 0, "ect1": 1, "ect(1)": 1, "ect0": 2, "ect(0)": 2, "ce": 3}
-
-
 def traffic_class(dscp, ecn=0):
-    """NCCL_IB_TC (the IPv4 ToS byte) from a DSCP and the ECN bits: ``dscp << 2 | ecn``.
+    """NCCL_IB_TC (the IPv4 ToS byte) from a DSCP and the ECN bits: ``dscp << 2 | ecn``
+    (``_dscp.tos``, the one home of that arithmetic).
 
     ``ecn``: 0..3, a codepoint name (``not-ect``, ``ect0``, ``ect1``, ``ce``) or a boolean
     (true = ECT(0), what DCQCN-capable NICs send). DSCP 26 -> 104, with ECT(0) -> 106.
     """
-    if isinstance(dscp, bool) or not isinstance(dscp, int):
-        if isinstance(dscp, str) and dscp.strip().isdigit():
-            dscp = int(dscp.strip())
-        else:
-            raise NcclError("dscp must be an integer 0-63, got %r" % (dscp,))
-    if not 0 <= dscp <= 63:
-        raise NcclError("dscp must be an integer 0-63, got %r" % (dscp,))
-    if isinstance(ecn, bool):
-        bits = 2 if ecn else 0
-    elif isinstance(ecn, int):
-        bits = ecn
-    elif isinstance(ecn, str) and ecn.strip().lower() in ECN_CODEPOINTS:
-        bits = ECN_CODEPOINTS[ecn.strip().lower()]
-    elif isinstance(ecn, str) and ecn.strip().isdigit():
-        bits = int(ecn.strip())
-    else:
-        raise NcclError("ecn must be 0-3, true/false or one of %s, got %r" % (", ".join(sorted(ECN_CODEPOINTS)), ecn))
-    if not 0 <= bits <= 3:
-        raise NcclError("ecn must be 0-3, got %r" % (ecn,))
-    return (dscp << 2) | bits
+    try:
+        return _dscp.tos(dscp, ecn)
+    except ValueError as exc:
+        raise NcclError(str(exc))
 
 
 # ---------------------------------------------------------------- NCCL_NET_GDR_LEVEL

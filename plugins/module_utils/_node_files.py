@@ -259,12 +259,16 @@ class NodeFilesResource(Resource):
     name = "node_files"
     multi = False
 
-    def normalize(self, config, field):
-        return normalize(config)
+    def __init__(self, module, with_content=False):
+        super(NodeFilesResource, self).__init__(module)
+        self.with_content = with_content
+
+    def normalize(self, entry, field):
+        return normalize(entry)
 
     def read(self, key, want):
-        diff = bool(self.module._diff)
-        files = dict((path, read_file(path, diff)) for path in want["files"])
+        content = bool(self.module._diff) or self.with_content
+        files = dict((path, read_file(path, content)) for path in want["files"])
         if want["units"] and not systemd_running():
             self.module.warn("systemd does not run on this node: %s installed but not enabled; start them at "
                              "boot another way" % ", ".join(sorted(want["units"])))

@@ -33,7 +33,10 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._bdf import BDF_TEXT, is_bdf, normalize_bdf
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 REDIRECT_MASK = 0x0004 | 0x0008 | 0x0020      # ReqRedir, CmpltRedir, EgressCtrl
@@ -41,7 +44,7 @@ ALL_MASK = 0x007f
 CLEAR_MASKS = {"redirect": REDIRECT_MASK, "all": ALL_MASK}
 
 _HEADER_RE = re.compile(
-    r"^(?P<bdf>(?:[0-9a-fA-F]{4,}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"^(?P<bdf>" + BDF_TEXT + r")\s+"
     r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
     r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*$")
 _FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
@@ -51,22 +54,6 @@ _BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec
 _PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
                       r"Legacy Endpoint|Root Complex Integrated Endpoint|PCI-Express to PCI/PCI-X Bridge|"
                       r"PCI/PCI-X to PCI-Express Bridge)")
-
-
-_BDF_RE = re.compile(r"^(?:[0-9a-fA-F]{1,4}:)?[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$")
-
-
-def valid_bdf(text):
-    return bool(_BDF_RE.match((text or "").strip()))
-
-
-def normalize_bdf(text):
-    """``1a:00.0`` -> ``0000:1a:00.0`` (lspci omits the domain without -D)."""
-    text = text.strip().lower()
-    if text.count(":") == 1:
-        text = "0000:" + text
-    domain, rest = text.split(":", 1)
-    return "%04x:%s" % (int(domain, 16), rest)
 
 
 def flags_to_word(flags):
@@ -92,10 +79,14 @@ def parse_lspci(text):
             continue
         if not line[0].isspace():
             match = _HEADER_RE.match(line)
-            if not match:
+            try:
+                bdf = normalize_bdf(match.group("bdf")) if match else None
+            except ValueError:
+                bdf = None        # device above 1f / function above 7: not a function header
+            if bdf is None:
                 cur = None
                 continue
-            cur = {"bdf": normalize_bdf(match.group("bdf")), "class": match.group("cls").strip(),
+            cur = {"bdf": bdf, "class": match.group("cls").strip(),
                    "class_id": (match.group("clsid") or "").lower() or None,
                    "description": match.group("desc").strip(),
                    "vendor_id": (match.group("vendor") or "").lower() or None,
@@ -156,15 +147,12 @@ def is_rdma_nic(device):
 # upstream path
 # --------------------------------------------------------------------------------------
 
-_SYSFS_BDF_RE = re.compile(r"^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-
-
 def sysfs_chain(bdf):
     """BDFs from the root port down to ``bdf`` from the sysfs device path, or None."""
     link = sysfs_path("bus", "pci", "devices", bdf)
     if not os.path.exists(link):
         return None
-    parts = [p for p in os.path.realpath(link).split(os.sep) if _SYSFS_BDF_RE.match(p)]
+    parts = [p for p in os.path.realpath(link).split(os.sep) if is_bdf(p)]
     return parts if parts and parts[-1] == bdf else None
 
 
@@ -289,21 +277,114 @@ def read_lspci(module, lspci):
     return out
 
 
-def apply(module, steps):
-    """Run the setpci calls in order; on a failure raise ToolError saying which bridges
-    were changed and which were not."""
-    done = []
+def apply_step(module, step):
+    """Run one setpci call; ToolError naming the bridge on failure."""
+    try:
+        run_tool(module, step["argv"])
+    except ToolError as exc:
+        exc.msg = "setpci failed on %s: %s" % (step["bdf"], exc.msg)
+        raise
+
+
+# --------------------------------------------------------------------------------------
+# the pcie_acs resource (the engine in _resource runs it)
+# --------------------------------------------------------------------------------------
+
+def predict_bridges(bridges, steps, mask):
+    """Bridges after ``steps`` (check mode): the planned control words."""
+    predicted = dict(bridges)
     for step in steps:
+        word = int(step["after"], 16)
+        predicted[step["bdf"]] = dict(bridges[step["bdf"]], ctl_word=step["after"], redirect=bool(word & mask),
+                                      ctl=word_to_flags(word))
+    return predicted
+
+
+class PcieAcsResource(Resource):
+    """``pcie_acs`` on the resource engine: one object, the bridges above the endpoints.
+
+    want: endpoints (None: every GPU and RDMA NIC), mask, what to do (``audited`` plans
+    nothing); have: the lspci devices and the audit; commands: setpci steps. ``endpoints``,
+    ``pairs``, ``changes`` and ``redirect_enabled`` (of the state last read or predicted)
+    are the module's other result keys."""
+
+    name = "pcie_acs"
+    multi = False
+
+    def __init__(self, module):
+        super(PcieAcsResource, self).__init__(module)
+        self.extras = {"changes": []}
+        self.planned = self.warned = False
+
+    def normalize(self, entry, field):
+        bad = [bdf for bdf in entry["devices"] or [] if not is_bdf(bdf)]
+        if bad:
+            raise ValidationError("devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
+                                  % ", ".join(repr(b) for b in bad))
+        return {"endpoints": [normalize_bdf(b) for b in entry["devices"]] if entry["devices"] else None,
+                "mask": CLEAR_MASKS[entry["clear"]], "action": entry["state"]}
+
+    def _audit(self, devices, want, use_sysfs):
+        if want["endpoints"]:
+            endpoints = want["endpoints"]
+        else:
+            endpoints = [b for b, d in devices.items() if is_gpu(d) or is_rdma_nic(d)]
+        chains = dict((b, sysfs_chain(b) if use_sysfs else None) for b in endpoints)
+        bridges, ups = audit(devices, endpoints, chains, want["mask"])
+        pairs = pair_paths(devices, ups)
+        self.extras.update(endpoints=ups, pairs=pairs,
+                           redirect_enabled=sorted(b for b, e in bridges.items() if e["redirect"]))
+        return {"bridges": bridges, "pairs": pairs}
+
+    def read(self, key, want):
+        have = self._audit(parse_lspci(read_lspci(self.module, find_tool(self.module, "lspci"))), want, True)
+        if not self.warned:
+            self.warned = True
+            denied = sorted(b for b, e in have["bridges"].items() if e["acs"] is None)
+            if denied:
+                self.module.warn("lspci printed '<access denied>' for %s: run as root (become) to see ACS"
+                                 % ", ".join(denied))
+        return have
+
+    def parse(self, text):
+        params = self.module.params
+        want = self.normalize(dict(devices=params["devices"], clear=params["clear"], state="parsed"), "config")
         try:
-            run_tool(module, step["argv"])
+            have = self._audit(parse_lspci(text), want, False)
         except ToolError as exc:
-            exc.msg = ("setpci failed on %s: %s. Changed before it: %s; not changed: %s"
-                       % (step["bdf"], exc.msg, ", ".join(s["bdf"] for s in done) or "none",
-                          ", ".join(s["bdf"] for s in steps[len(done):])))
-            exc.changed_bdfs = [s["bdf"] for s in done]
-            raise
-        done.append(step)
-    return done
+            raise ValidationError(exc.msg)
+        self.extras.update(before=have["bridges"], after=have["bridges"], commands=[])
+        return have["bridges"]
+
+    def export(self, key, have):
+        return have["bridges"]
+
+    def plan(self, key, want, have, state):
+        if want["action"] != "redirect_disabled":
+            return []
+        try:
+            steps = plan(write_targets(have["bridges"], have["pairs"]), want["mask"],
+                         find_tool(self.module, "setpci"))
+        except ToolError as exc:
+            raise ValidationError(exc.msg)
+        if not self.planned:
+            self.planned = True
+            self.extras["changes"] = [dict(bdf=st["bdf"], before=st["before"], after=st["after"]) for st in steps]
+        return steps
+
+    def predict(self, key, want, have, state):
+        predicted = predict_bridges(have["bridges"], self.plan(key, want, have, state), want["mask"])
+        self.extras["redirect_enabled"] = sorted(b for b, e in predicted.items() if e["redirect"])
+        return dict(have, bridges=predicted)
+
+    def apply(self, key, command):
+        apply_step(self.module, command)
+
+    def render(self, command):
+        return " ".join(command["argv"])
+
+    def extra_result(self):
+        return dict(self.extras)
 
 
 # --------------------------------------------------------------------------------------

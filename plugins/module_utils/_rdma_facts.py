@@ -20,8 +20,9 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _guid, _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
-    read_sysfs, run_tool, sysfs_path,
+    read_sysfs, run_tool, sysfs_path, sysfs_root,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils._topo import (
     TopoParseError, assign_rails, natural_sorted, parse_topo,
@@ -36,7 +37,6 @@ CAPTURED_KEYS = ("nvidia_smi_topo", "nvidia_smi_gpus", "ibstat", "show_gids", "i
 NVIDIA_SMI_TOPO = ["topo", "-m"]
 NVIDIA_SMI_GPUS = ["--query-gpu=index,pci.bus_id,name,uuid", "--format=csv,noheader"]
 
-_BDF = re.compile(r"^([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 _ZERO_GIDS = ("0000:0000:0000:0000:0000:0000:0000:0000", "fe80:0000:0000:0000:0000:0000:0000:0000")
 _NVIDIA_VENDOR = "0x10de"
 _GPU_CLASSES = ("0x0300", "0x0302")  # VGA and 3D controllers (NVSwitches are 0x0680: bridges)
@@ -50,22 +50,19 @@ _LINK_LAYERS = {"ib": "InfiniBand", "infiniband": "InfiniBand", "ethernet": "Eth
 # ---------------------------------------------------------------- small normalisers
 
 def normalize_bdf(text):
-    """PCI address as sysfs names it: 4-digit domain, lower case (nvidia-smi prints 00000000:1A:00.0)."""
-    match = _BDF.match((text or "").strip())
-    if not match:
+    """PCI address as sysfs names it (``_bdf``), or None for a missing or refused one: a fact
+    that cannot be read is null, the other facts still stand."""
+    try:
+        return _bdf.normalize_bdf(text)
+    except ValueError:
         return None
-    domain, bus, dev, fn = match.groups()
-    return "%04x:%s:%s.%s" % (int(domain, 16), bus.lower(), dev.lower(), fn)
 
 
 def normalize_guid(text):
-    """GUID as ``0x`` + 16 hex digits (sysfs prints a088:c203:00e3:142a, ibstat 0xa088c20300e3142a)."""
-    if not text:
-        return None
-    raw = text.strip().lower()
-    raw = raw[2:] if raw.startswith("0x") else raw.replace(":", "")
+    """GUID as ``_guid`` writes it, or None for a missing or refused one (sysfs prints
+    a088:c203:00e3:142a, ibstat 0xa088c20300e3142a)."""
     try:
-        return "0x%016x" % int(raw, 16)
+        return _guid.normalize_guid(text)
     except ValueError:
         return None
 
@@ -223,7 +220,7 @@ def read_pci_function(pci_dir, with_link):
         # and is not degraded. The upstream port is the parent directory of the function.
         upstream = os.path.dirname(os.path.realpath(pci_dir))
         up_speed = up_width = None
-        if _BDF.match(os.path.basename(upstream)):
+        if _bdf.is_bdf(os.path.basename(upstream)):
             up_speed = _speed_gts(read_sysfs(os.path.join(upstream, "max_link_speed"), ""))
             up_width = _int(read_sysfs(os.path.join(upstream, "max_link_width"), ""))
         downgraded = None
@@ -393,56 +390,48 @@ def parse_gpu_query(text):
     return sorted(gpus, key=lambda gpu: gpu["index"])
 
 
-_IBSTAT_HEAD = re.compile(r"^(CA|Switch):? '(?P<name>[^']+)'\s*$")
-_IBSTAT_PORT = re.compile(r"^Port (?P<port>\d+):\s*$")
-_IBSTAT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*[A-Za-z]):\s*(?P<value>.*)$")
-
-
 def parse_ibstat(text, devices, errors):
-    """``ibstat``: ``CA 'name'`` blocks; TABs or spaces; 'ibpanic' lines are tool errors."""
-    device = port = None
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if line.startswith("ibpanic:"):
-            errors.append({"tool": "ibstat", "cmd": None, "rc": None, "stderr": line, "msg": line})
-            continue
-        head = _IBSTAT_HEAD.match(line)
-        if head:
-            device, port = _device(devices, head.group("name")), None
-            continue
-        if device is None:
-            continue
-        port_match = _IBSTAT_PORT.match(line)
-        if port_match:
-            port = _port(device, int(port_match.group("port")))
-            continue
-        field = _IBSTAT_FIELD.match(line)
-        if not field:
-            continue
-        key, value = field.group("key"), field.group("value").strip()
-        if port is None:
-            if key == "Firmware version":
-                device["fw_ver"] = value
-            elif key == "Node GUID":
-                device["node_guid"] = normalize_guid(value)
-            elif key == "System image GUID":
-                device["sys_image_guid"] = normalize_guid(value)
-            elif key in ("CA type", "Switch type"):
-                device["hca_type"] = value
-        elif key == "State":
-            port["state"] = state_word(value)
-        elif key == "Physical state":
-            port["phys_state"] = phys_state_word(value)
-        elif key == "Rate":
-            port["rate"], port["rate_gbps"] = value, rate_gbps(value)
-        elif key == "Base lid":
-            port["lid"] = _int(value)
-        elif key == "SM lid":
-            port["sm_lid"] = _int(value)
-        elif key == "Port GUID":
-            port["port_guid"] = normalize_guid(value)
-        elif key == "Link layer":
-            port["link_layer"] = link_layer_word(value)
+    """``ibstat`` text (``_ibstat``, the one parser) into the device model. Its ``ibpanic`` /
+    ``ibwarn`` lines, or the parser's refusal of text that is not ibstat's layout, become
+    ``errors`` entries; a refused text adds no device."""
+    def error(line):
+        errors.append({"tool": "ibstat", "cmd": None, "rc": None, "stderr": line, "msg": line})
+
+    try:
+        parsed = _ibstat.parse(text)
+    except _ibstat.IbstatParseError as exc:
+        error(str(exc))
+        return devices
+    for line in parsed["errors"]:
+        error(line)
+    for ca in parsed["cas"]:
+        device = _device(devices, ca["name"])
+        fields = ca["fields"]
+        if "Firmware version" in fields:
+            device["fw_ver"] = fields["Firmware version"]
+        for key in ("node_guid", "sys_image_guid"):
+            if ca[key]:
+                device[key] = ca[key]
+        kind_type = fields.get("CA type", fields.get("Switch type"))
+        if kind_type is not None:
+            device["hca_type"] = kind_type
+        for entry in ca["ports"]:
+            port = _port(device, entry["port"])
+            fields = entry["fields"]
+            if "State" in fields:
+                port["state"] = state_word(fields["State"])
+            if "Physical state" in fields:
+                port["phys_state"] = phys_state_word(fields["Physical state"])
+            if "Rate" in fields:
+                port["rate"], port["rate_gbps"] = fields["Rate"], rate_gbps(fields["Rate"])
+            if "Base lid" in fields:
+                port["lid"] = int(fields["Base lid"])
+            if "SM lid" in fields:
+                port["sm_lid"] = int(fields["SM lid"])
+            if entry["port_guid"]:
+                port["port_guid"] = entry["port_guid"]
+            if "Link layer" in fields:
+                port["link_layer"] = link_layer_word(fields["Link layer"])
     return devices
 
 
@@ -477,7 +466,7 @@ def parse_show_gids(text, devices):
 
 
 _IB2N = re.compile(
-    r"^(?:(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)\s"
+    r"^(?:(?P<bdf>" + _bdf.BDF_TEXT + r")\s+)?(?P<dev>\S+)\s"
     r"(?:.*?\sfw (?P<fw>\S+)\s)?.*?\bport (?P<port>\d+)(?: \((?P<state>[A-Za-z_]+)\s*\))?"
     r" ==> (?P<netdev>\S+) \((?P<carrier>\w+)\)\s*$")
 
@@ -626,4 +615,7 @@ def gather(module, gather_subset, captured=None):
         raw = read_host(module, subsets)
         facts = derive(raw, subsets)
         facts["source"] = "host"
+        # where this host's sysfs is ($SYSFS_PATH or /sys): controller-side rendering of
+        # sysfs paths (the boot applier's state file) uses the node's, not its own
+        facts["sysfs_root"] = sysfs_root()
     return facts

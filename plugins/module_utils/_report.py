@@ -72,7 +72,11 @@ def module_objects(result, key_fields=("interface", "rdma_device", "port")):
         out = []
         for kind in ("files", "units"):
             for name in sorted(set(before[kind]) | set(after[kind])):
-                out.append((name, after[kind].get(name), before[kind].get(name)))
+                want, have = after[kind].get(name), before[kind].get(name)
+                if kind == "files" and (want or {}).get("state") != (have or {}).get("state"):
+                    # a file missing (or there when it should not be) is one setting, not five
+                    want, have = {"state": (want or {}).get("state")}, {"state": (have or {}).get("state")}
+                out.append((name, want, have))
         return out
     if isinstance(before, dict) or isinstance(after, dict):
         return [("", keyed(after), keyed(before))]

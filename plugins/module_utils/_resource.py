@@ -34,6 +34,14 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolErr
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 
 STATES = ("merged", "replaced", "overridden", "deleted", "gathered", "rendered", "parsed")
+# AnsibleModule(required_if=...) of a multi-object module: what each state needs.
+REQUIRED_IF = [
+    ("state", "merged", ("config",)),
+    ("state", "replaced", ("config",)),
+    ("state", "gathered", ("config",)),
+    ("state", "rendered", ("config",)),
+    ("state", "parsed", ("running_config",)),
+]
 
 
 class Resource(object):
@@ -113,6 +121,11 @@ class Resource(object):
         """Called once before the module exits; returns warnings (e.g. groups not removed)."""
         return []
 
+    def extra_result(self):
+        """Module-specific result keys (e.g. kernel_cmdline's reboot_required), added when the
+        module exits or fails; the engine's own keys win."""
+        return {}
+
 
 def _message(exc):
     return getattr(exc, "msg", None) or str(exc)
@@ -183,6 +196,8 @@ def run_resource(module, resource, state, config=None, running_config=None):
         _run(module, resource, state, config, running_config)
     except _Exit as end:
         result = end.result
+        for key, value in (resource.extra_result() or {}).items():
+            result.setdefault(key, value)
         warnings = resource.cleanup() or []
         for warning in warnings:
             module.warn(warning)
@@ -200,6 +215,8 @@ def check_resource(module, resource, state, config=None):
         _run(module, resource, state, config, None, check=True)
     except _Exit as end:
         failed, result = end.failed, end.result
+        for key, value in (resource.extra_result() or {}).items():
+            result.setdefault(key, value)
     finally:
         warnings = resource.cleanup() or []
     if warnings:
@@ -274,8 +291,8 @@ def _run(module, resource, state, config, running_config, check=False):
                 after[key] = resource.export(key, read_back[key])
             except (ToolError, ValueError) as exc:
                 after[key] = None
-                read_errors.append("reading %s back failed: %s" % (key if resource.multi else resource.name,
-                                                                     _message(exc)))
+                name = key if resource.multi else resource.name
+                read_errors.append("reading %s back failed: %s" % (name, _message(exc)))
         if failure is not None:
             error = failure["error"]
             msg = ("%s failed midway%s. Applied: %s. Failed: %s (%s). Not attempted: %s."

@@ -32,11 +32,12 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     find_tool,
     run_tool,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils._guid import normalize_guid
 
 STATE_NAMES = {0: "not_active", 1: "discovering", 2: "standby", 3: "master"}
 
 SMINFO_LINE = re.compile(
-    r"^(?:\S*/)?sminfo: sm lid (?P<lid>\d+) sm guid 0x(?P<guid>[0-9a-fA-F]+), "
+    r"^(?:\S*/)?sminfo: sm lid (?P<lid>\d+) sm guid 0x(?P<guid>[0-9a-fA-F]{1,16}), "
     r"activity count (?P<act>\d+) priority (?P<prio>\d+) state (?P<state>\d+)(?: (?P<name>\S+))?\s*$"
 )
 # 'Key.....value' with a dot leader; 'RID' and 'SMInfo dump:' lines have none.
@@ -44,16 +45,6 @@ DOT_FIELD = re.compile(r"^\s*(?P<key>[A-Za-z_0-9]+?)\.{2,}(?P<value>.*?)\s*$")
 # A captured command line in running_config ('$ sminfo 5'); also what gather() writes.
 COMMAND_LINE = re.compile(r"^\$ (?P<cmd>.*)$")
 DPORT_LID = re.compile(r"dport \(Lid (?P<lid>\d+)\)")
-
-
-def normalize_guid(text):
-    """'0x100001' or '0000000000100001' -> '0x0000000000100001'; ValueError when not hex."""
-    value = text.strip().lower()
-    if value.startswith("0x"):
-        value = value[2:]
-    if not value or len(value) > 16 or not re.match(r"^[0-9a-f]+$", value):
-        raise ValueError("not a 64-bit hex GUID: %r" % text)
-    return "0x%016x" % int(value, 16)
 
 
 def _state_name(state_id):
@@ -77,7 +68,7 @@ def parse_sminfo_line(line):
     match = SMINFO_LINE.match(line.strip())
     if not match:
         return None
-    return _sm_entry(int(match.group("lid")), match.group("guid"), int(match.group("prio")),
+    return _sm_entry(int(match.group("lid")), "0x" + match.group("guid"), int(match.group("prio")),
                      int(match.group("state")), int(match.group("act")), "sminfo")
 
 

@@ -30,10 +30,19 @@ def _lldp_dcb(module, options):
 
 def _node_files(module, options):
     from ansible_collections.rdma.fabric.plugins.module_utils._node_files import NodeFilesResource
-    return NodeFilesResource(module)
+    return NodeFilesResource(module, with_content=options.get("content", False))
 
 
-RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files}
+def _kernel_cmdline(module, options):
+    from ansible_collections.rdma.fabric.plugins.module_utils._grub import KernelCmdlineResource
+    return KernelCmdlineResource(module)
+
+
+# kernel_cmdline's config is its module's parameters; these are its argument spec's defaults.
+KERNEL_CMDLINE_DEFAULTS = {"backend": "auto", "grub_file": "/etc/default/grub", "update_command": None,
+                           "backup": False, "proc_cmdline": "/proc/cmdline"}
+RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files,
+             "kernel_cmdline": _kernel_cmdline}
 
 
 def check_all(module, requests):
@@ -50,8 +59,33 @@ def check_all(module, requests):
                                                      % (index, name, ", ".join(sorted(RESOURCES)))})
         else:
             resource = factory(module, request.get("options") or {})
-            failed, result = check_resource(module, resource, request.get("state") or "merged",
-                                            request.get("config"))
+            config = request.get("config")
+            if name == "kernel_cmdline":
+                config = dict(KERNEL_CMDLINE_DEFAULTS, **(config or {}))
+                config["arguments"] = [dict({"value": None, "state": "present"}, **a) for a in config.get("arguments") or []]
+            failed, result = check_resource(module, resource, request.get("state") or "merged", config)
             entry.update(failed=failed, result=result)
         out.append(entry)
     return out
+
+
+def gather_facts(module, wanted):
+    """The readers the areas' expected states start from, in the same call: ``rdma_facts``
+    (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``.
+    Returns ``(facts, errors)``; a reader that fails is an error, not empty facts."""
+    facts, errors = {}, {}
+    wanted = wanted or {}
+    if "rdma_facts" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+        try:
+            facts["rdma"] = _rdma_facts.gather(module, (wanted["rdma_facts"] or {}).get("gather_subset") or ["devices"])
+        except Exception as exc:        # any reader failure is reported, never read as healthy
+            errors["rdma_facts"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    if "gdr_readiness" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness
+        try:
+            raw = _gdr_readiness.read_host(module, (wanted["gdr_readiness"] or {}).get("proc_root") or "/proc")
+            facts["gdr"] = _gdr_readiness.derive(raw, (wanted["gdr_readiness"] or {}).get("gdr_level") or "PXB")
+        except Exception as exc:
+            errors["gdr_readiness"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    return facts, errors

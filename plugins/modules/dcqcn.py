@@ -118,6 +118,11 @@ options:
             stays in the kernel after the C(rmdir).
         type: int
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.qos
   check_mode:
     description: Computes the writes and the predicted state; writes nothing.
     support: full
@@ -213,7 +218,7 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._dcqcn import DcqcnResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
 
 
 def argument_spec():
@@ -240,13 +245,7 @@ def argument_spec():
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        required_if=[
-            ("state", "merged", ("config",)),
-            ("state", "replaced", ("config",)),
-            ("state", "gathered", ("config",)),
-            ("state", "rendered", ("config",)),
-            ("state", "parsed", ("running_config",)),
-        ],
+        required_if=REQUIRED_IF,
         supports_check_mode=True,
     )
     params = module.params

@@ -14,16 +14,22 @@ short_description: Compare a node's managed state with what the roles would set,
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
-  - An action plugin. Per host it runs M(rdma.fabric.rdma_facts) (the ports) and one
-    M(rdma.fabric.state_check) call for every area given, computes each area's expected
-    state on the controller with the same filters the role converges with, and returns one
-    record C({host, area, object, setting, expected, actual}) per smallest setting that
-    differs. Nothing is written on the node.
+  - An action plugin. Per host it makes one M(rdma.fabric.state_check) call for every
+    area's resources and returns one record C({host, area, object, setting, expected,
+    actual}) per smallest setting that differs. Each area's expected state comes from
+    O(inputs), which the roles' C(drift_inputs) tasks compute on the controller with the same
+    filters and templates the role converges with, from the facts the play read once
+    (O(gathered)). Nothing is written on the node.
   - A gather that fails, or a resource that cannot be read, is a record of its own (area
     C(host), or the area with setting C(read)), never "no drift".
   - Used by C(playbooks/drift_check.yml), where each role's C(drift_inputs) tasks give the
     inputs; M(rdma.fabric.drift_report) writes the fleet's reports.
 options:
+  gathered:
+    description:
+      - The registered result of the play's first M(rdma.fabric.state_check) call (its
+        C(facts)). When that read failed the host gets one record (area C(host)) naming the error.
+    type: dict
   inputs:
     description:
       - One dict per area, as each role's C(tasks/drift_inputs.yml) sets it (for example
@@ -32,6 +38,11 @@ options:
     elements: raw
     required: true
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.drift
   check_mode:
     description: Always reads only.
     support: full
@@ -53,6 +64,7 @@ seealso:
 EXAMPLES = r"""
 - name: Compare every area of the node
   rdma.fabric.drift_check:
+    gathered: "{{ drift_facts }}"
     inputs:
       - "{{ __drift_input_roce_qos | default(none) }}"
   register: drift_check_result

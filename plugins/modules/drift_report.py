@@ -37,6 +37,13 @@ options:
     description: The variable each host registered the drift_check result in.
     type: str
     default: drift_check_result
+  started_var:
+    description:
+      - A variable each host sets (C(set_fact)) when the drift play starts; hosts without it
+        (failed in an earlier play of the run, such as an onboarding gate) are left out
+        instead of being reported unreachable. When no host has it, every play host counts.
+    type: str
+    default: drift_check_started
   fail_on_drift:
     description: Fail when anything drifted or a host could not be checked.
     type: bool
@@ -45,6 +52,11 @@ options:
     description: The heading printed above the table.
     type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.drift
   check_mode:
     description: Writes the reports in check mode too (they are the point of a check run).
     support: full

@@ -22,8 +22,8 @@ description:
   - Reads the host once - sysfs (honouring E(SYSFS_PATH)), C(nvidia-smi), C(lspci -D -nn -vvv),
     C($SYSFS_PATH/module/*/initstate) (C(/proc/modules) only when that sysfs has no C(module)
     directory; in a container C(/proc/modules) is the host's), C(/proc/driver/nvidia/version),
-    C(/proc/sys/kernel/osrelease), C(/proc/cmdline) and, when the NVIDIA driver is not loaded,
-    C(modinfo nvidia). Changes nothing.
+    C(/proc/sys/kernel/osrelease), C(/proc/cmdline), whether C(/run/systemd/system) exists and, when
+    the NVIDIA driver is not loaded, C(modinfo nvidia). Changes nothing.
   - Peer memory is V(nvidia_peermem) or V(nv_peer_mem) when that module is loaded, else
     V(dma_buf) when the NVIDIA open kernel module runs on Linux 5.12 or later, else null.
   - Also returns the bridges whose ACS redirect the C(rdma.fabric.gpudirect) role clears
@@ -79,6 +79,11 @@ options:
         description: Content of C(/proc/cmdline).
         type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Read-only; runs the same in check mode.
     support: full
@@ -193,6 +198,11 @@ ansible_facts:
           description: C(passthrough) (true, false, or null when the command line does not say)
             and C(arguments) (the IOMMU and C(pci=) words of C(/proc/cmdline)).
           type: dict
+          returned: always
+        systemd:
+          description: Whether systemd is the service manager (C(/run/systemd/system) is a directory,
+            as C(sd_booted) tests); null for captured outputs.
+          type: bool
           returned: always
         source:
           description: V(host) or V(captured).

@@ -41,6 +41,7 @@ description:
     C(iommu.passthrough=), C(iommu.strict=). The often quoted C(pci=realloc,disable_acs_redir)
     has no device list and is refused.
   - Returns RV(reboot_required) by comparing the wanted arguments with the running command line.
+  - C(changed) compares RV(before) with RV(after) as read back from the boot configuration.
 options:
   arguments:
     description:
@@ -96,11 +97,16 @@ options:
     type: path
     default: /proc/cmdline
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Computes the new files, commands and RV(reboot_required) without writing.
     support: full
   diff_mode:
-    description: Shows the diff of each GRUB defaults file, or of each grubby entry's arguments.
+    description: Shows RV(before) and RV(after) (the kernel arguments, per grubby entry with grubby).
     support: full
   platform:
     description: Linux hosts booting with GRUB 2 (Debian family) or grubby/BLS (RHEL family).
@@ -152,11 +158,15 @@ after:
   returned: always
   type: dict
 commands:
-  description: Commands run (or that would run in check mode) - the grubby calls, or the grub.cfg update.
+  description:
+    - Commands run (or that would run in check mode), in order - the grubby calls, or the GRUB defaults
+      files written (C(write PATH)) and the grub.cfg update.
+    - On a failure midway the result also has C(applied), C(failed_command) and C(not_attempted), and
+      RV(after) is read back.
   returned: always
   type: list
-  elements: list
-  sample: [["/usr/sbin/update-grub"]]
+  elements: str
+  sample: ["write /etc/default/grub", "/usr/sbin/update-grub"]
 changed_files:
   description: GRUB defaults files written (or that would be in check mode).
   returned: always
@@ -188,12 +198,10 @@ backend:
   sample: grub
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
-from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_cmdline as kc
+from ansible_collections.rdma.fabric.plugins.module_utils._grub import KernelCmdlineResource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 
 def main():
@@ -212,120 +220,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    try:
-        wants, warnings = kc.validate_arguments(params["arguments"])
-    except kc.ArgumentError as exc:
-        module.fail_json(msg=str(exc))
-    for warning in warnings:
-        module.warn(warning)
-
-    backend = params["backend"]
-    grubby = module.get_bin_path("grubby") if backend in ("auto", "grubby") else None
-    if backend == "auto":
-        backend = "grubby" if grubby else "grub"
-    if backend == "grubby" and not grubby:
-        module.fail_json(msg="backend=grubby but grubby was not found in PATH")
-
-    result = dict(changed=False, backend=backend, commands=[], changed_files=[], notes=[])
-    proc_text = kc.read_proc_cmdline(params["proc_cmdline"])
-    if proc_text is None:
-        module.warn("cannot read %s; reboot_required assumes the running kernel lacks every wanted argument"
-                    % params["proc_cmdline"])
-        running_words = None
-    else:
-        running_words = kc.split_kernel_cmdline(proc_text)
-    result["running"] = [w for w in wants if running_words is None or not kc.satisfied(running_words, w)]
-    result["reboot_required"] = bool(result["running"])
-
-    try:
-        state = kc.read_state(module, backend, params["grub_file"], grubby)
-        if backend == "grubby":
-            _grubby(module, state, wants, grubby, result)
-        else:
-            _grub(module, state, wants, params, result)
-    except (ToolError, kc.GrubParseError) as exc:
-        fail = exc.as_result() if isinstance(exc, ToolError) else {"msg": str(exc)}
-        fail.update((k, v) for k, v in result.items() if k not in fail)
-        module.fail_json(**fail)
-    module.exit_json(**result)
-
-
-def _grub(module, state, wants, params, result):
-    files = state["files"]
-    new_texts, before, after, notes = kc.edit_grub_files(files, wants)
-    result["before"] = {"arguments": before}
-    result["after"] = {"arguments": after}
-    result["notes"] = notes
-    if not new_texts:
-        return
-    old_texts = dict(files)
-    order = [path for path, dummy in files if path in new_texts]
-    result["changed"] = True
-    result["changed_files"] = order
-    for note in notes:
-        if "grub-mkconfig reads after" in note:
-            module.warn(note)
-    if module._diff:
-        result["diff"] = [dict(before=old_texts[p], after=new_texts[p], before_header=p, after_header=p)
-                          for p in order]
-    update = kc.resolve_update_command(module, params["update_command"])
-    result["commands"] = [update]
-    if module.check_mode:
-        return
-    if params["backup"]:
-        result["backup_files"] = [module.backup_local(p) for p in order if os.path.exists(p)]
-    written = []
-    try:
-        for path in order:
-            kc.write_file_atomic(module, path, new_texts[path])
-            written.append(path)
-    except (IOError, OSError) as exc:
-        raise ToolError("writing %s failed (%s); written before it: %s; grub.cfg not regenerated"
-                        % (path, exc, ", ".join(written) or "none"))
-    try:
-        run_tool(module, update)
-    except ToolError as exc:
-        exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
-            ", ".join(written), exc.msg)
-        raise
-    reread = kc.read_state(module, "grub", params["grub_file"])
-    assignments = []
-    for path, text in reread["files"]:
-        assignments.extend(kc.parse_grub_assignments(text, path))
-    result["after"] = {"arguments": kc.effective_words(assignments)}
-
-
-def _entries_view(entries):
-    return {"arguments": entries[0]["words"] if entries else [],
-            "entries": [{"kernel": e["kernel"], "arguments": e["words"]} for e in entries]}
-
-
-def _grubby(module, state, wants, grubby, result):
-    entries = state["entries"]
-    result["before"] = _entries_view(entries)
-    predicted = [dict(e, words=kc.edited_words(e["words"], wants)) for e in entries]
-    result["after"] = _entries_view(predicted)
-    commands = kc.grubby_commands(grubby, entries, wants)
-    if not commands:
-        return
-    result["changed"] = True
-    result["commands"] = commands
-    if module._diff:
-        result["diff"] = [dict(before=" ".join(b["words"]) + "\n", after=" ".join(a["words"]) + "\n",
-                               before_header=b["kernel"], after_header=a["kernel"])
-                          for b, a in zip(entries, predicted) if b["words"] != a["words"]]
-    if module.check_mode:
-        return
-    done = []
-    for argv in commands:
-        try:
-            run_tool(module, argv)
-        except ToolError as exc:
-            exc.msg = "%s (applied before it: %s)" % (exc.msg, done or "nothing")
-            raise
-        done.append(argv)
-    result["after"] = _entries_view(kc.read_state(module, "grubby", None, grubby)["entries"])
+    run_resource(module, KernelCmdlineResource(module), "merged", dict(module.params))
 
 
 if __name__ == "__main__":

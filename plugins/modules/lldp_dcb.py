@@ -144,6 +144,11 @@ options:
         description: Send the APP TLV.
         type: bool
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.qos
   check_mode:
     description: Computes the commands; writes nothing.
     support: full
@@ -237,7 +242,7 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._lldp_dcb import ADMIN_CHOICES, LldpDcbResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
 
 
 def argument_spec():
@@ -276,13 +281,7 @@ def argument_spec():
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        required_if=[
-            ("state", "merged", ("config",)),
-            ("state", "replaced", ("config",)),
-            ("state", "gathered", ("config",)),
-            ("state", "rendered", ("config",)),
-            ("state", "parsed", ("running_config",)),
-        ],
+        required_if=REQUIRED_IF,
         supports_check_mode=True,
     )
     params = module.params

@@ -79,6 +79,11 @@ options:
     choices: [merged, gathered]
     default: merged
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.node) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.node
   check_mode:
     description: Computes the commands and the predicted state; writes nothing.
     support: full

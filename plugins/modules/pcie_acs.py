@@ -57,11 +57,16 @@ options:
       - Output of C(lspci -vvv) (with or without C(-D)/C(-nn)) for O(state=parsed).
     type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.gpudirect
   check_mode:
     description: Computes the setpci commands and the new control words without writing.
     support: full
   diff_mode:
-    description: Shows the control words of the bridges that change.
+    description: Shows RV(before) and RV(after), the audit of the bridges, when a bridge changes.
     support: full
   platform:
     description: Linux with pciutils; root is needed for lspci to print ACS lines and for setpci.
@@ -98,11 +103,14 @@ after:
   returned: always
   type: dict
 commands:
-  description: setpci argv lists run (or that would run in check mode).
+  description:
+    - setpci commands run (or that would run in check mode), in order.
+    - On a failure midway the result also has C(applied), C(failed_command) and C(not_attempted), and
+      RV(after) is read back (C(changed) compares it with RV(before)).
   returned: always
   type: list
-  elements: list
-  sample: [["/usr/bin/setpci", "-s", "0000:17:01.0", "ECAP_ACS+0x6.w=0000:002c"]]
+  elements: str
+  sample: ["/usr/bin/setpci -s 0000:17:01.0 ECAP_ACS+0x6.w=0000:002c"]
 changes:
   description: Per changed bridge, C(bdf), C(before) and C(after) control words (hex).
   returned: always
@@ -117,7 +125,9 @@ pairs:
   returned: always
   type: dict
 redirect_enabled:
-  description: Bridges that still have a O(clear) bit set after the run.
+  description:
+    - Bridges that still have a O(clear) bit set after the run (read back; predicted in check mode).
+    - A bridge that kept a bit setpci cleared is also named in a warning.
   returned: always
   type: list
   elements: str
@@ -129,18 +139,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, find_tool
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
-
-
-def _audit(devices, wanted, mask, use_sysfs):
-    if wanted:
-        endpoints = [acs.normalize_bdf(b) for b in wanted]
-    else:
-        endpoints = [b for b, d in devices.items() if acs.is_gpu(d) or acs.is_rdma_nic(d)]
-    chains = dict((b, acs.sysfs_chain(b) if use_sysfs else None) for b in endpoints)
-    bridges, ups = acs.audit(devices, endpoints, chains, mask)
-    return bridges, ups
+from ansible_collections.rdma.fabric.plugins.module_utils._pcie_acs import PcieAcsResource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 
 def main():
@@ -154,72 +154,10 @@ def main():
         required_if=[("state", "parsed", ["running_config"])],
         supports_check_mode=True,
     )
-    state = module.params["state"]
-    mask = acs.CLEAR_MASKS[module.params["clear"]]
-    bad = [bdf for bdf in module.params["devices"] or [] if not acs.valid_bdf(bdf)]
-    if bad:
-        module.fail_json(msg="devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
-                         % ", ".join(repr(b) for b in bad))
-
-    result = dict(changed=False, commands=[], changes=[])
-    try:
-        if state == "parsed":
-            devices = acs.parse_lspci(module.params["running_config"])
-            bridges, ups = _audit(devices, module.params["devices"], mask, use_sysfs=False)
-            result.update(parsed=bridges, before=bridges, after=bridges, endpoints=ups,
-                          pairs=acs.pair_paths(devices, ups),
-                          redirect_enabled=sorted(b for b, e in bridges.items() if e["redirect"]))
-            module.exit_json(**result)
-        lspci = find_tool(module, "lspci")
-        devices = acs.parse_lspci(acs.read_lspci(module, lspci))
-        bridges, ups = _audit(devices, module.params["devices"], mask, use_sysfs=True)
-        pairs = acs.pair_paths(devices, ups)
-        result.update(before=bridges, after=bridges, endpoints=ups, pairs=pairs)
-        denied = sorted(b for b, e in bridges.items() if e["acs"] is None)
-        if denied:
-            module.warn("lspci printed '<access denied>' for %s: run as root (become) to see ACS" % ", ".join(denied))
-        steps = []
-        if state == "redirect_disabled":
-            setpci = find_tool(module, "setpci")
-            steps = acs.plan(acs.write_targets(bridges, pairs), mask, setpci)
-        result["commands"] = [s["argv"] for s in steps]
-        result["changes"] = [dict(bdf=s["bdf"], before=s["before"], after=s["after"]) for s in steps]
-        if steps:
-            result["changed"] = True
-            if module._diff:
-                result["diff"] = dict(
-                    before="".join("%s ACSCtl %s\n" % (s["bdf"], s["before"]) for s in steps),
-                    after="".join("%s ACSCtl %s\n" % (s["bdf"], s["after"]) for s in steps),
-                    before_header="ACS control", after_header="ACS control")
-            if module.check_mode:
-                predicted = dict(bridges)
-                for s in steps:
-                    word = int(s["after"], 16)
-                    predicted[s["bdf"]] = dict(bridges[s["bdf"]], ctl_word=s["after"], redirect=bool(word & mask),
-                                               ctl=acs.word_to_flags(word))
-                result["after"] = predicted
-            else:
-                try:
-                    acs.apply(module, steps)
-                except ToolError as exc:
-                    fail = exc.as_result()
-                    changed_bdfs = getattr(exc, "changed_bdfs", [])
-                    fail.update(changed=bool(changed_bdfs), changed_bdfs=changed_bdfs,
-                                commands=result["commands"], before=bridges)
-                    module.fail_json(**fail)
-                after_devices = acs.parse_lspci(acs.read_lspci(module, lspci))
-                after = dict((b, acs.bridge_state(after_devices[b], mask)) for b in bridges if b in after_devices)
-                result["after"] = after
-                still = sorted(s["bdf"] for s in steps if after.get(s["bdf"], {}).get("redirect"))
-                if still:
-                    module.fail_json(msg="setpci ran but ACSCtl still has redirect bits on %s" % ", ".join(still),
-                                     **result)
-        result["redirect_enabled"] = sorted(b for b, e in result["after"].items() if e["redirect"])
-    except ToolError as exc:
-        fail = exc.as_result()
-        fail.update((k, v) for k, v in result.items() if k not in fail)
-        module.fail_json(**fail)
-    module.exit_json(**result)
+    params = module.params
+    run_resource(module, PcieAcsResource(module), "parsed" if params["state"] == "parsed" else "merged",
+                 dict(devices=params["devices"], clear=params["clear"], state=params["state"]),
+                 params["running_config"])
 
 
 if __name__ == "__main__":

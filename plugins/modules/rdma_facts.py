@@ -68,6 +68,11 @@ options:
         description: Output of C(ibdev2netdev) or C(ibdev2netdev -v) (netdevs, PCI addresses).
         type: str
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.facts
   check_mode:
     description: Read-only; runs the same in check mode.
     support: full
@@ -192,6 +197,10 @@ ansible_facts:
           type: list
           elements: str
           returned: always
+        sysfs_root:
+          description: The sysfs the facts were read from (C($SYSFS_PATH), default C(/sys)); absent for captured text.
+          type: str
+          returned: when read from the host
         errors:
           description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).
           type: list

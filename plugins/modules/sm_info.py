@@ -62,6 +62,11 @@ options:
     type: bool
     default: true
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.facts
   check_mode:
     description: Read-only; runs the same queries in check mode.
     support: full

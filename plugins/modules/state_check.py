@@ -21,17 +21,23 @@ description:
     per host for the checks. An entry that fails (a tool missing, bad config) gives its
     error as its result; the other entries are still checked.
 options:
+  facts:
+    description:
+      - Readers to run first, in the same call; their results come back as RV(facts).
+        C(rdma_facts) takes C(gather_subset) (M(rdma.fabric.rdma_facts)), C(gdr_readiness)
+        takes C(gdr_level) (M(rdma.fabric.gdr_readiness)).
+    type: dict
   resources:
     description: The resources to check.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       resource:
         description: The module whose resource to check.
         type: str
         required: true
-        choices: [mlnx_qos, dcqcn, lldp_dcb, node_files]
+        choices: [dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, node_files]
       name:
         description: A label for the entry in the results (default the resource).
         type: str
@@ -43,12 +49,21 @@ options:
         type: str
         default: merged
       config:
-        description: The module's O(rdma.fabric.mlnx_qos#module:config) (or, for V(node_files), C({files, units})).
+        description:
+          - The module's O(rdma.fabric.mlnx_qos#module:config); for V(node_files) C({files, units}), for
+            V(kernel_cmdline) its parameters (C(arguments), C(backend), C(grub_file), ...).
         type: raw
       options:
-        description: Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)).
+        description:
+          - Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)); for
+            V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before).
         type: dict
 attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.node) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.node
   check_mode:
     description: Always reads only.
     support: full
@@ -79,6 +94,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+facts:
+  description: What the readers of O(facts) returned, as C(rdma) and C(gdr).
+  returned: always
+  type: dict
+facts_errors:
+  description: Per reader of O(facts) that failed, its error.
+  returned: always
+  type: dict
 results:
   description:
     - One entry per O(resources) entry, in order, with C(area), C(resource), C(name),
@@ -90,11 +113,11 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all
+from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, gather_facts
 
 
 def argument_spec():
-    return dict(resources=dict(type="list", elements="dict", required=True, options=dict(
+    return dict(facts=dict(type="dict"), resources=dict(type="list", elements="dict", default=[], options=dict(
         resource=dict(type="str", required=True, choices=sorted(RESOURCES)),
         name=dict(type="str"),
         area=dict(type="str"),
@@ -106,7 +129,9 @@ def argument_spec():
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    module.exit_json(changed=False, results=check_all(module, module.params["resources"]))
+    facts, errors = gather_facts(module, module.params["facts"])
+    module.exit_json(changed=False, facts=facts, facts_errors=errors,
+                     results=check_all(module, module.params["resources"]))
 
 
 if __name__ == "__main__":

@@ -1,28 +1,40 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drift check's areas, on the controller: from an area's inputs (its role's settings,
-given by the role's ``drift_inputs`` tasks) and the node's facts, the resource checks to run
-(``rdma.fabric.state_check`` requests), computed by the same filters the roles converge with.
+"""The drift check's areas, on the controller. Each role's ``tasks/drift_inputs.yml``
+computes, with the role's own filters and templates and the node's facts (read once by
+``state_check``), what the role would set; ``AREAS[area](inputs, host)`` turns that into the
+resource checks to run in the second ``state_check`` call.
 
-Each area: ``requests(inputs, facts) -> [request]``; ``FACTS[area]`` names the rdma_facts
-subsets it needs.
+A request is a ``state_check`` resource (its records are the smallest settings that differ
+between ``before`` and ``after``), or carries ``judge(host, result) -> records`` to read the
+result itself, or ``records`` already judged from the facts (no module call).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
+
+def record(host, area, obj, setting, expected, actual):
+    return {"host": host, "area": area, "object": obj, "setting": setting, "expected": expected, "actual": actual}
 
 
-def roce_qos_requests(inputs, facts):
-    plan = roce_qos_config(facts, inputs["settings"])
+def _config_records(host, area, errors):
+    return [record(host, area, "", "config", "valid", error) for error in errors]
+
+
+def roce_qos_requests(inputs, host):
+    """trust, PFC, DSCP map, ETS, buffers (mlnx_qos); DCQCN and the ToS (dcqcn); LLDP TLVs where
+    lldpad runs (lldp_dcb); the boot applier installed and enabled (node_files)."""
+    if inputs.get("errors"):
+        return [{"records": _config_records(host, "roce_qos", inputs["errors"])}]
+    plan = inputs["plan"]
     requests = []
     if plan["ports"]:
         requests.append({"area": "roce_qos", "resource": "mlnx_qos", "state": "replaced", "config": plan["mlnx_qos"]})
         requests.append({"area": "roce_qos", "resource": "dcqcn", "state": "replaced", "config": plan["dcqcn"]})
-        if inputs["settings"].get("lldp"):
+        if inputs.get("lldp"):
             requests.append({"area": "roce_qos", "resource": "lldp_dcb", "state": "merged", "config": plan["lldp"]})
     if inputs.get("persist"):
         files = [{"path": inputs["state_file"], "content": plan["state_file"]}] + list(inputs.get("files") or [])
@@ -31,5 +43,88 @@ def roce_qos_requests(inputs, facts):
     return requests
 
 
-AREAS = {"roce_qos": roce_qos_requests}
-FACTS = {"roce_qos": ["devices"]}
+def _word_name(word):
+    return word.split("=", 1)[0]
+
+
+def _judge_cmdline(host, result):
+    """Kernel arguments: each one that differs in the boot configuration; when the boot
+    configuration is right, each one the running kernel lacks (set, not yet booted)."""
+    records = []
+    before = (result.get("before") or {}).get("arguments") or []
+    after = (result.get("after") or {}).get("arguments") or []
+    for word in sorted(set(after) - set(before)):
+        actual = next((b for b in before if _word_name(b) == _word_name(word)), None)
+        records.append(record(host, "gpudirect", "boot configuration", _word_name(word), word, actual))
+    for word in sorted(set(before) - set(after)):
+        if not any(_word_name(a) == _word_name(word) for a in after):
+            records.append(record(host, "gpudirect", "boot configuration", _word_name(word), None, word))
+    if not records:
+        for item in result.get("running") or []:
+            name = item.get("name") if isinstance(item, dict) else str(item)
+            value = item.get("value") if isinstance(item, dict) else None
+            records.append(record(host, "gpudirect", "/proc/cmdline", name,
+                                  name if value is None else "%s=%s" % (name, value), "pending reboot"))
+    return records
+
+
+def gpudirect_requests(inputs, host):
+    """Kernel arguments in the boot configuration, and set but not yet booted; runtime ACS
+    redirect on the GPU-NIC paths and nvidia_peermem loaded (judged from the gdr_readiness
+    read); the ACS boot unit and its files (node_files)."""
+    plan = inputs["plan"]
+    errors = list(inputs.get("errors") or []) + list(plan.get("errors") or [])
+    if errors:
+        return [{"records": _config_records(host, "gpudirect", errors)}]
+    judged = [record(host, "gpudirect", bridge, "acs_redirect", "off", "on")
+              for bridge in (inputs.get("redirect_enabled") or []) if plan["acs_paths"]]
+    if plan["modprobe"]:
+        judged.append(record(host, "gpudirect", plan["modprobe"], "loaded", True, False))
+    requests = [{"records": judged}]
+    if plan["kernel_arguments"]:
+        config = dict(inputs.get("kernel_cmdline") or {}, arguments=plan["kernel_arguments"])
+        requests.append({"area": "gpudirect", "resource": "kernel_cmdline", "name": "kernel arguments",
+                         "config": config, "judge": _judge_cmdline})
+    files = list(inputs.get("files") or [])
+    if files or plan["units"]:
+        requests.append({"area": "gpudirect", "resource": "node_files", "name": "ACS boot unit",
+                         "config": {"files": files, "units": plan["units"]}})
+    return requests
+
+
+def nccl_env_requests(inputs, host):
+    """nccl.conf (and the environment file) key by key against what the node's topology gives
+    today; a missing file is drift of every key."""
+    from ansible_collections.rdma.fabric.plugins.module_utils._nccl import parse_conf
+    from ansible_collections.rdma.fabric.plugins.module_utils._nccl_consistency import as_text
+    node = inputs["node"]
+    errors = list(inputs.get("errors") or []) + list(node.get("errors") or [])
+    if errors:
+        return [{"records": _config_records(host, "nccl_env", errors)}]
+    if not node["active"]:
+        return []
+    paths = list(inputs["paths"])
+    owner, group = inputs.get("owner") or "root", inputs.get("group") or "root"
+    files = [{"path": p, "content": node["text"], "mode": "0644", "owner": owner, "group": group} for p in paths]
+    expected = dict((k, as_text(v)) for k, v in node["settings"].items())
+
+    def judge(host, result):
+        records = []
+        for path in paths:
+            have = ((result.get("before") or {}).get("files") or {}).get(path) or {}
+            if have.get("state") != "present":
+                records.extend(record(host, "nccl_env", path, key, value, None) for key, value in sorted(expected.items()))
+                continue
+            found = parse_conf(have.get("content") or "")
+            for key in sorted(set(expected) | set(found)):
+                if expected.get(key) != found.get(key):
+                    records.append(record(host, "nccl_env", path, key, expected.get(key), found.get(key)))
+            for key, want in (("mode", "0644"), ("owner", owner), ("group", group)):
+                if have.get(key) != want:
+                    records.append(record(host, "nccl_env", path, key, want, have.get(key)))
+        return records
+    return [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "options": {"content": True},
+             "config": {"files": files, "units": []}, "judge": judge}]
+
+
+AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests}

@@ -110,3 +110,25 @@ def assert_doc_matches_argspec(module):
     yaml.safe_load(module.RETURN)
     _options_match_spec(doc["options"], module.argument_spec(), "options")
     return doc
+
+
+def run_one_object(run_many, args, identity=("interface",), **kwargs):
+    """Run a multi-interface module for one interface: the ``identity`` keys and ``config``
+    of ``args`` become a one-entry config list, and the per-interface lists of the result
+    (before, after, gathered, diff) are unwrapped to that entry, without its identity keys."""
+    args = dict(args)
+    if any(key in args for key in identity):
+        entry = dict(args.pop("config", None) or {})
+        for key in identity:
+            if key in args:
+                entry[key] = args.pop(key)
+        args["config"] = [entry]
+    kind, res = run_many(args, **kwargs)
+    for key in ("before", "after", "gathered"):
+        if isinstance(res.get(key), list):
+            assert len(res[key]) == 1, res[key]
+            res[key] = dict((k, v) for k, v in res[key][0].items() if k not in identity)
+    if isinstance(res.get("diff"), list):
+        assert len(res["diff"]) == 1
+        res["diff"] = res["diff"][0]
+    return kind, res

@@ -1,7 +1,9 @@
 """The `fabricsim` command (everything that is not a tool shim)."""
 import argparse
 import json
+import glob
 import os
+import shlex
 import sys
 
 from . import log, paths, profile as profiles, state
@@ -38,6 +40,8 @@ def cmd_init(args):
         state.save_lldpad({})
         state.rebuild(reset=True)
     _restore_shims()
+    if not os.path.exists(os.path.join(paths.run_dir(), "proc", "cmdline")):
+        write_proc_cmdline()
     from . import watch
     watch.drain()
     print("fabricsim: node initialised with profile %s" % args.profile)
@@ -139,7 +143,49 @@ def cmd_reset(args):
     return 0
 
 
+GRUB_FILE = "/etc/default/grub"
+GRUB_KEYS = ("GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT")
+
+
+def booted_cmdline(grub_file=GRUB_FILE):
+    """The kernel command line a node booted from its GRUB configuration would have:
+    BOOT_IMAGE and root, then GRUB_CMDLINE_LINUX and GRUB_CMDLINE_LINUX_DEFAULT as
+    /etc/default/grub and grub.d/*.cfg (sourced in order, later assignments win) set them."""
+    values = dict((key, "") for key in GRUB_KEYS)
+    files = [grub_file] + sorted(glob.glob(grub_file + ".d/*.cfg"))
+    for path in files:
+        try:
+            with open(path) as handle:
+                text = handle.read()
+        except (IOError, OSError):
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            for key in GRUB_KEYS:
+                if line.startswith(key + "="):
+                    try:
+                        words = shlex.split(line[len(key) + 1:].replace("$" + key, values[key]))
+                    except ValueError:
+                        continue
+                    values[key] = " ".join(words)
+    words = ["BOOT_IMAGE=/boot/vmlinuz", "root=/dev/sda1", "ro"]
+    words += values["GRUB_CMDLINE_LINUX"].split() + values["GRUB_CMDLINE_LINUX_DEFAULT"].split()
+    return " ".join(words) + "\n"
+
+
+def write_proc_cmdline():
+    """$FABRICSIM_RUN_DIR/proc/cmdline: what /proc/cmdline reads on the simulated node (the
+    container shares the host's kernel, so the real one says nothing about this node)."""
+    target = os.path.join(paths.run_dir(), "proc", "cmdline")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = target + ".tmp"
+    with open(tmp, "w") as handle:
+        handle.write(booted_cmdline())
+    os.rename(tmp, target)
+
+
 def cmd_boot(args):
+    write_proc_cmdline()        # the node "booted" with its boot configuration
     try:
         _rebuild(reset=True)
     except state.NoProfile:

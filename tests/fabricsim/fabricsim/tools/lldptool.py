@@ -3,7 +3,10 @@
 lldpad's stored settings persist ($FABRICSIM_STATE_DIR/lldpad.json, like /var/lib/lldpad/lldpad.conf).
 In OS DCBX mode a PFC / ETS-CFG / APP set through lldptool is pushed to the NIC (what
 mlnx_qos reports changes); in firmware DCBX mode it is stored but never reaches the NIC.
-The neighbour (-n) is a switch advertising PFC on its configured priorities and APP 4791->3.
+The neighbour (-n) is a switch advertising PFC on its configured priorities and APP 4791->3;
+profile ``lldp_neighbour.dcbx: cee`` makes it a CEE DCBX switch (one ``CEE DCBX TLV``, no IEEE
+8021QAZ TLVs), profile ``lldpad_app_layout: old`` prints APP TLVs in the multi-line ``App#N:``
+layout of lldpad releases before openlldp 218a515 (2018-11, i.e. v1.0.1 and older).
 """
 from .. import state
 
@@ -15,7 +18,8 @@ TLV_NAMES = {"PFC": "IEEE 8021QAZ PFC TLV", "ETS-CFG": "IEEE 8021QAZ ETS Configu
 AGENTS = {"nb": "nearestbridge", "nearestbridge": "nearestbridge", "ncb": "nearestcustomerbridge",
           "nearestcustomerbridge": "nearestcustomerbridge", "nntpmrb": "nearestnontpmrbridge",
           "nearestnontpmrbridge": "nearestnontpmrbridge"}
-SEL_NAMES = {1: "Ethertype", 2: "TCP/SCTP Port", 3: "UDP or DCCP Port", 4: "TCP/SCTP/UDP/DCCP Port", 5: "DSCP"}
+# lldp_8021qaz_clif.c ieee8021qaz_print_app_tlv() spelling (sic "STCP"); other selectors "Reserved Port"
+SEL_NAMES = {1: "Ethertype", 2: "{S}TCP Port", 3: "UDP or DCCP Port", 4: "TCP/STCP/UDP/DCCP Port"}
 LONG = {"get-lldp": "-l", "set-lldp": "-L", "get-tlv": "-t", "set-tlv": "-T", "stats": "-S", "help": "-h",
         "version": "-v", "ping": "-p"}
 
@@ -267,7 +271,11 @@ def neighbour_tlvs(ctx, netdev):
             "APP": {"apps": [list(a) for a in nb.get("app", [])]}}
 
 
-def render_tlv(name, t, q=None):
+def _app_proto(sel, proto):
+    return "%s: %s" % (SEL_NAMES.get(sel, "Reserved Port"), "0x%04x" % proto if sel == 1 else proto)
+
+
+def render_tlv(name, t, q=None, layout="new"):
     if name == "PFC":
         mask = _local_pfc(t, q) or 0
         prios = "".join("%d " % p for p in _mask_list(mask)) if mask else "none"
@@ -285,35 +293,65 @@ def render_tlv(name, t, q=None):
             "".join("%d:%s " % (i, tsa_name.get(tsa[i], tsa[i])) for i in range(8))))
     if name == "APP":
         lines = ["IEEE 8021QAZ APP TLV\n"]
-        n = 0
         dscp = {}
-        for prio, sel, proto in t.get("apps", []):
-            if sel == 5:
+        for n, (prio, sel, proto) in enumerate(t.get("apps", [])):
+            if layout == "old":       # before openlldp 218a515: one block per entry, DSCP included
+                lines.append("\tApp#%i:\n\t Priority: %i\n\t Sel: %i\n\t %s\n\n" % (n, prio, sel, _app_proto(sel, proto)))
+            elif sel == 5:
                 dscp.setdefault(prio, []).append(proto)
-                continue
-            lines.append("\tApp# %3i \t Prio %1i \t Sel %1i \t P-ID\t %s: %d\n" % (n, prio, sel, SEL_NAMES[sel], proto))
-            n += 1
+            else:
+                lines.append("\tApp# %3i \t Prio %1i \t Sel %1i \t P-ID\t %s\n" % (n, prio, sel, _app_proto(sel, proto)))
         for prio in sorted(dscp):
-            lines.append("\tPrio:%i \t dscp: %s\b \n" % (prio, "".join(" %d," % d for d in dscp[prio])))
+            lines.append("\tPrio:%i \t dscp: %s\b \n" % (prio, "".join(" %02i," % d for d in dscp[prio])))
         return "".join(lines)
     return ""
+
+
+def render_cee(nb):
+    """A CEE switch's DCBX TLV as lldp_dcbx_clif.c print_dcbx_v2() prints it."""
+    flags = "\t  Enabled, %sWilling, No Error\n" % ("" if nb["willing"] else "Not ")
+    ets = nb["ETS-CFG"]
+    groups = "".join(" %d:[%s]" % (g, ",".join(str(p) for p in range(8) if ets["up2tc"][p] == g))
+                     for g in range(16) if g in ets["up2tc"])
+    prios = ", ".join(str(p) for p in _mask_list(nb["PFC"]["enabled"])) or "none"
+    out = ["CEE DCBX TLV\n\tControl TLV:\n\t  SeqNo: 1, AckNo: 1\n",
+           "\tPriority Groups TLV:\n", flags, "\t  PGID Priorities: %s\n" % groups,
+           "\t  PGID Percentages: %s\n" % " ".join("%d:%d%%" % (g, ets["tcbw"][g]) for g in range(8)),
+           "\t  Number of TC's supported: 8\n",
+           "\tPriority Flow Control TLV:\n", flags, "\t  PFC enabled priorities: %s\n" % prios,
+           "\t  Number of TC's supported: 8\n", "\tApplication TLV:\n", flags]
+    maps = {}
+    for prio, sel, proto in nb["APP"]["apps"]:
+        if sel in (1, 2, 3, 4):        # CEE knows ethertypes and TCP/UDP ports only, no DSCP
+            key = ("Ethertype" if sel == 1 else "TCP/UDP Port", proto)
+            maps[key] = maps.get(key, 0) | 1 << prio
+    for (kind, proto), mask in sorted(maps.items()):
+        out.append("\t  %s: 0x%04x, Priority Map: 0x%02x\n" % (kind, proto, mask))
+    return "".join(out)
 
 
 def get_tlv(o, ctx, pcfg, q, port):
     tlv = o["tlv"]
     netdev = port["netdev"]
+    layout = ctx.profile.data.get("lldpad_app_layout", "new")
     if o["n"]:
         nb = neighbour_tlvs(ctx, netdev)
+        cee = ctx.profile.data.get("lldp_neighbour", {}).get("dcbx") == "cee"
         if port.get("down"):
             return "", "", 0
         if tlv:
             if tlv not in TLV_NAMES:
                 return "Command not applicable %s\n" % JUNK.get(tlv, ""), "", 1
-            return render_tlv(tlv, nb.get(tlv, {})) if tlv != "ETS-REC" else "", "", 0
+            if cee or tlv == "ETS-REC":
+                return "", "", 0
+            return render_tlv(tlv, nb.get(tlv, {}), layout=layout), "", 0
         out = ("Chassis ID TLV\n\tMAC: %s\nPort ID TLV\n\tIfname: swp%d\nTime to Live TLV\n\t120\n"
                "System Name TLV\n\tleaf01\n" % (nb["mac"], 1 + ctx.profile.netdevs().index(netdev)))
-        for name in ("ETS-CFG", "PFC", "APP"):
-            out += render_tlv(name, nb[name])
+        if cee:
+            out += render_cee(nb)
+        else:
+            for name in ("ETS-CFG", "PFC", "APP"):
+                out += render_tlv(name, nb[name], layout=layout)
         return out + "End of LLDPDU TLV\n", "", 0
     if tlv == "IEEE-DCBX":
         if o["c"]:
@@ -332,13 +370,13 @@ def get_tlv(o, ctx, pcfg, q, port):
         t = pcfg.get("tlv", {}).get(tlv, {})
         if not t.get("enableTx") or q is None:
             return "", "", 0
-        return render_tlv(tlv, t, q), "", 0
+        return render_tlv(tlv, t, q, layout=layout), "", 0
     mac = port.get("mac") or "00:00:00:00:00:00"
     out = "Chassis ID TLV\n\tMAC: %s\nPort ID TLV\n\tMAC: %s\nTime to Live TLV\n\t120\n" % (mac, mac)
     for name in ("ETS-CFG", "ETS-REC", "PFC", "APP"):
         t = pcfg.get("tlv", {}).get(name, {})
         if t.get("enableTx") and q is not None:
-            out += render_tlv(name, t, q)
+            out += render_tlv(name, t, q, layout=layout)
     return out + "End of LLDPDU TLV\n", "", 0
 
 
@@ -360,7 +398,11 @@ def get_args(tlv, names, pcfg, q):
                           tcbw=",".join(str(b) for b in tcbw), tsa=",".join("%d:%s" % (i, tsa[i]) for i in range(8)))
         order = ["enableTx", "willing", "numtcs", "up2tc", "tcbw", "tsa"]
     else:
-        values["app"] = " ".join("%d,%d,%d" % tuple(a) for a in t.get("apps", []))
+        # lldp_8021qaz_cmds.c get_arg_app() (0313734+): a header line, then the configured entries
+        hw = "hw (set)" if q is not None else " hw (unknown)"
+        values["app"] = "(prio,sel,proto)\n" + "".join(
+            "%d:(%d,%d,%s) local %s\n" % (i, prio, sel, "0x%04x" % proto if sel == 1 else proto, hw)
+            for i, (prio, sel, proto) in enumerate(t.get("apps", [])))
         order = ["enableTx", "willing", "app"]
     out = []
     names = names or order

@@ -38,7 +38,8 @@ def test_defaults_are_good_and_give_tos_106():
     assert plan["lldp"][0]["app"] == [{"selector": 3, "protocol": 4791, "priority": 3}]
 
 
-def test_state_file_is_what_the_modules_render():
+def test_state_file_is_what_the_modules_render(monkeypatch):
+    monkeypatch.delenv("SYSFS_PATH", raising=False)
     text = F["roce_qos_config"](FACTS, settings())["state_file"]
     lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
     assert lines[0] == "eth2 mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0 --trust dscp --tsa " \
@@ -54,7 +55,7 @@ def test_state_file_is_what_the_modules_render():
     ({"pfc_priorities": [4]}, "roce_qos_lossless_priority=3 has no PFC: add it to roce_qos_pfc_priorities=[4]"),
     ({"dcqcn_priorities": [4]}, "has no DCQCN: add it to roce_qos_dcqcn_priorities=[4]"),
     ({"default_tos": 300}, "roce_qos_default_tos=300: ToS must be 0-255"),
-    ({"default_tos": 98}, "roce_qos_default_tos=98 carries DSCP 24 (ToS >> 2) but roce_qos_roce_dscp=26"),
+    ({"default_tos": 98}, "roce_qos_default_tos 98 carries DSCP 24 (98 >> 2), but roce_qos_roce_dscp is 26; the ToS for DSCP 26 is 104, or 106"),
     ({"nccl_roce_dscp": 24}, "nccl_env_roce_dscp=24 and roce_qos_roce_dscp=26 differ"),
     ({"dcqcn_np_params": {"cnp_dscp": 46}}, "roce_qos_dcqcn_np_params.cnp_dscp=46 contradicts roce_qos_cnp_dscp=48"),
     ({"dscp2prio_extra": [{"dscp": 26, "priority": 5}]}, "roce_qos_dscp2prio_extra[0].dscp=26 moves roce_qos_roce_dscp=26"),
@@ -95,3 +96,10 @@ def test_drift_records_name_the_smallest_setting():
          "expected": [3], "actual": []}]
     unchanged = {"changed": False, "before": mlnx["after"], "after": mlnx["after"]}
     assert F["roce_qos_drift"]([unchanged], "n") == []
+
+
+def test_state_file_paths_are_under_the_nodes_sysfs(monkeypatch):
+    monkeypatch.setenv("SYSFS_PATH", "/controller/sys")
+    text = F["roce_qos_config"](dict(FACTS, sysfs_root="/run/fabricsim/sys"), settings())["state_file"]
+    paths = [ln.split()[2] for ln in text.splitlines() if not ln.startswith("#") and " sysfs " in ln]
+    assert paths and all(p.startswith("/run/fabricsim/sys/") for p in paths), paths

@@ -66,6 +66,17 @@ def test_ibstat_switch_header():
     assert ports[0]["ca"] == "ibsim0" and ports[0]["port"] == 0
 
 
+def test_filters_are_the_one_guid_and_ibstat_home():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
+    raw = stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"])
+    assert F.ibstat_ports(raw) == _ibstat.port_list(raw)
+    assert F.normalize_guid("a088:c203:00e3:142a") == _guid.normalize_guid("0xa088c20300e3142a")
+    with pytest.raises(ValueError, match="GUID '0x10000000000000000': 17 hex digits"):
+        F.normalize_guid("0x10000000000000000")
+    with pytest.raises(ValueError, match="ibstat line 1 'ibsim0': not an ibstat line"):
+        F.ibstat_ports("ibsim0\n")
+
+
 def test_select_port_by_guid_and_errors():
     ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"]))
     assert F.select_port(ports, guid="0x58A2E10300A78796")["port"]["ca"] == "mlx5_6"
@@ -121,7 +132,7 @@ def test_ha_guid_format_and_duplicates():
     errors = F.ha_errors([member("a", "master", guid="0x100001"), member("b", "standby", guid="0x0000000000100001"),
                           member("c", "standby", rank=2, guid="100007")])
     assert "fabric f1: hosts a, b bind the same port GUID 0x0000000000100001" in errors
-    assert any(e.startswith("c: opensm_guid not a 64-bit hex GUID") for e in errors)
+    assert any(e.startswith("c: opensm_guid GUID '100007': not a 64-bit GUID") for e in errors)
 
 
 def test_ha_bad_role():

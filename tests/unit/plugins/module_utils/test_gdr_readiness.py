@@ -246,3 +246,9 @@ def test_topo_text_fixture_pix_pairs():
     result = gdr.derive(raw(facts, lspci=None))
     assert [(g["gpu"], g["nic"], g["relation"], g["numa_node"]) for g in result["gpus"]] == [
         ("GPU0", "mlx5_0", "PIX", 0), ("GPU1", "mlx5_1", "PIX", 1)]
+
+
+def test_systemd_is_reported_and_unknown_for_captures():
+    assert gdr.derive(raw(systemd=True))["systemd"] is True
+    assert gdr.derive(raw(systemd=False))["systemd"] is False
+    assert gdr.derive(gdr.read_captured(None, {"proc_cmdline": "quiet"}))["systemd"] is None

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""_kernel_cmdline: validation, edit plan, GRUB file editing, grubby (fixtures tests/unit/fixtures/grub)."""
+"""_kernel_args (validation, edit plan) and _grub (GRUB file editing, grubby); fixtures tests/unit/fixtures/grub."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_cmdline as kc
+from ansible_collections.rdma.fabric.plugins.module_utils import _grub as grub
+from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "grub")
 DEV_LIST = "disable_acs_redir=0000:17:00.0;0000:18:00.0"
@@ -24,12 +25,12 @@ def fixture(*parts):
 
 
 def wants(*items):
-    result, dummy = kc.validate_arguments([dict(zip(("name", "value", "state"), item)) for item in items])
+    result, dummy = ka.validate_arguments([dict(zip(("name", "value", "state"), item)) for item in items])
     return result
 
 
 def edit(files, *items):
-    return kc.edit_grub_files(files, wants(*items))
+    return grub.edit_grub_files(files, wants(*items))
 
 
 def grub_line(text, name="GRUB_CMDLINE_LINUX"):
@@ -67,7 +68,7 @@ def shell_value(text):
     ("console", "ttyS0,115200n8"),
 ])
 def test_good_values_accepted(name, value):
-    result, warnings = kc.validate_arguments([{"name": name, "value": value, "state": "present"}])
+    result, warnings = ka.validate_arguments([{"name": name, "value": value, "state": "present"}])
     assert result == [{"name": name, "value": value, "state": "present"}]
     assert warnings == []
 
@@ -76,8 +77,10 @@ def test_good_values_accepted(name, value):
     ("pci", "realloc,disable_acs_redir", "names no device"),
     ("pci", "disable_acs_redir=", "needs a device list"),
     ("pci", "disable_acs_redir=0000:17:00.0,0000:18:00.0", "separate the devices of a list with"),
-    ("pci", "disable_acs_redir=0000:17:00.8", "not a PCI device"),
-    ("pci", "disable_acs_redir=0000:17:20.0", "device number"),
+    ("pci", "disable_acs_redir=0000:17:00.8", "'0000:17:00.8' is not a PCI device (BDF '0000:17:00.8': function number 8"),
+    ("pci", "disable_acs_redir=0000:17:20.0", "(BDF '0000:17:20.0': device number 20 is above 1f)"),
+    ("pci", "disable_acs_redir=0000:16:01.0/20.0", "(BDF '20.0': device number 20 is above 1f)"),
+    ("pci", "disable_acs_redir=0000:16:01.0/", "(BDF '': not a <device>.<function> pair"),
     ("pci", "disable_acs_redir=17:00.0;", "not a PCI device"),
     ("pci", "disable_acs_redir=pci:10de", "not a PCI device"),
     ("pci", "config_acs=0000:17:00.0", "<flags>@<pci_dev>"),
@@ -96,21 +99,21 @@ def test_good_values_accepted(name, value):
     ("console", 'a"b', "quote"),
 ])
 def test_malformed_values_refused(name, value, words):
-    with pytest.raises(kc.ArgumentError) as exc:
-        kc.validate_arguments([{"name": name, "value": value, "state": "present"}])
+    with pytest.raises(ka.ArgumentError) as exc:
+        ka.validate_arguments([{"name": name, "value": value, "state": "present"}])
     assert words in str(exc.value)
     assert "arguments[0]" in str(exc.value) or "argument %s" % name in str(exc.value)
 
 
 def test_bad_names_and_duplicates_refused():
-    with pytest.raises(kc.ArgumentError, match=r"arguments\[0\]\.name: 'iommu=pt'"):
-        kc.validate_arguments([{"name": "iommu=pt"}])
-    with pytest.raises(kc.ArgumentError, match=r"arguments\[1\].*already wanted present in arguments\[0\]"):
-        kc.validate_arguments([{"name": "iommu", "value": "pt"}, {"name": "iommu", "value": "off"}])
+    with pytest.raises(ka.ArgumentError, match=r"arguments\[0\]\.name: 'iommu=pt'"):
+        ka.validate_arguments([{"name": "iommu=pt"}])
+    with pytest.raises(ka.ArgumentError, match=r"arguments\[1\].*already wanted present in arguments\[0\]"):
+        ka.validate_arguments([{"name": "iommu", "value": "pt"}, {"name": "iommu", "value": "off"}])
 
 
 def test_unknown_pci_suboption_is_a_warning():
-    dummy, warnings = kc.validate_arguments([{"name": "pci", "value": "realloc,brandnew"}])
+    dummy, warnings = ka.validate_arguments([{"name": "pci", "value": "realloc,brandnew"}])
     assert warnings == ["argument pci sub-option 'brandnew': not a pci= sub-option this module knows; "
                         "the kernel ignores unknown ones with 'PCI: Unknown option'"]
 
@@ -119,48 +122,48 @@ def test_unknown_pci_suboption_is_a_warning():
 
 def test_split_kernel_cmdline_quotes():
     text = 'BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=ab ro "dyndbg=file a.c +p" foo="x y" pci=disable_acs_redir=17:00.0;18:00.0\n'
-    assert kc.split_kernel_cmdline(text) == [
+    assert ka.split_kernel_cmdline(text) == [
         "BOOT_IMAGE=/vmlinuz-6.8.0", "root=UUID=ab", "ro", "dyndbg=file a.c +p", "foo=x y",
         "pci=disable_acs_redir=17:00.0;18:00.0"]
 
 
 def test_plan_single_valued_last_replaced_earlier_deleted():
     words = ["iommu=nopt", "quiet", "iommu=pt", "iommu=soft"]
-    assert kc.plan_edits(words, wants(("iommu", "pt", "present"))) == (
+    assert ka.plan_edits(words, wants(("iommu", "pt", "present"))) == (
         [None, "quiet", None, "iommu=pt"], [])
 
 
 def test_plan_pci_merge_keeps_other_suboptions_and_folds():
     words = ["pci=realloc=off,hpmemsize=64M", "ro", "pci=noats"]
-    slots, appended = kc.plan_edits(words, wants(("pci", "realloc," + DEV_LIST, "present")))
+    slots, appended = ka.plan_edits(words, wants(("pci", "realloc," + DEV_LIST, "present")))
     assert slots == [None, "ro", "pci=realloc,hpmemsize=64M,noats," + DEV_LIST]
     assert appended == []
 
 
 def test_plan_pci_already_satisfied_across_two_words_is_untouched():
     words = ["pci=realloc", "pci=" + DEV_LIST]
-    assert kc.plan_edits(words, wants(("pci", DEV_LIST, "present"))) == (words, [])
+    assert ka.plan_edits(words, wants(("pci", DEV_LIST, "present"))) == (words, [])
 
 
 def test_plan_pci_absent_suboption():
     words = ["pci=realloc,noats,disable_acs_redir=17:00.0", "pci=noats"]
-    slots, dummy = kc.plan_edits(words, wants(("pci", "noats,disable_acs_redir", "absent")))
+    slots, dummy = ka.plan_edits(words, wants(("pci", "noats,disable_acs_redir", "absent")))
     assert slots == ["pci=realloc", None]
 
 
 def test_plan_absent_with_value_only_matching():
     words = ["console=tty0", "console=ttyS0,115200", "quiet"]
-    assert kc.plan_edits(words, wants(("console", "tty0", "absent"))) == ([None, "console=ttyS0,115200", "quiet"], [])
-    assert kc.plan_edits(words, wants(("console", None, "absent"))) == ([None, None, "quiet"], [])
+    assert ka.plan_edits(words, wants(("console", "tty0", "absent"))) == ([None, "console=ttyS0,115200", "quiet"], [])
+    assert ka.plan_edits(words, wants(("console", None, "absent"))) == ([None, None, "quiet"], [])
 
 
 def test_satisfied_uses_kernel_semantics():
-    running = kc.split_kernel_cmdline("ro iommu=nopt iommu=pt pci=realloc pci=noats quiet")
-    assert kc.satisfied(running, wants(("iommu", "pt", "present"))[0])
-    assert kc.satisfied(running, wants(("pci", "noats,realloc", "present"))[0])
-    assert not kc.satisfied(running, wants(("pci", DEV_LIST, "present"))[0])
-    assert not kc.satisfied(running, wants(("quiet", None, "absent"))[0])
-    assert kc.satisfied(running, wants(("pci", "hpmemsize", "absent"))[0])
+    running = ka.split_kernel_cmdline("ro iommu=nopt iommu=pt pci=realloc pci=noats quiet")
+    assert ka.satisfied(running, wants(("iommu", "pt", "present"))[0])
+    assert ka.satisfied(running, wants(("pci", "noats,realloc", "present"))[0])
+    assert not ka.satisfied(running, wants(("pci", DEV_LIST, "present"))[0])
+    assert not ka.satisfied(running, wants(("quiet", None, "absent"))[0])
+    assert ka.satisfied(running, wants(("pci", "hpmemsize", "absent"))[0])
 
 
 # ---------------------------------------------------------------- GRUB files
@@ -186,7 +189,7 @@ def test_semicolon_survives_shell_into_grub_cfg():
     value = shell_value("\n".join(grub_line(new)))
     assert value == '"pci=%s"' % DEV_LIST
     # what GRUB's lexer makes of that grub.cfg text: one word, quotes dropped
-    grub_words = kc._grub_words([(ch, i, i + 1) for i, ch in enumerate(value)])
+    grub_words = grub._grub_words([(ch, i, i + 1) for i, ch in enumerate(value)])
     assert [w.text for w in grub_words] == ["pci=" + DEV_LIST]
 
 
@@ -283,12 +286,12 @@ def test_grub_d_appending_chain_removes_where_found_and_adds_last():
 
 
 def test_multiline_value_is_refused_clearly():
-    with pytest.raises(kc.GrubParseError, match=r"g line 1: cannot edit GRUB_CMDLINE_LINUX: unterminated double quote"):
+    with pytest.raises(grub.GrubParseError, match=r"g line 1: cannot edit GRUB_CMDLINE_LINUX: unterminated double quote"):
         edit([("g", 'GRUB_CMDLINE_LINUX="quiet\n splash"\n')], ("iommu", "pt", "present"))
 
 
 def test_command_substitution_is_refused():
-    with pytest.raises(kc.GrubParseError, match="command substitution"):
+    with pytest.raises(grub.GrubParseError, match="command substitution"):
         edit([("g", 'GRUB_CMDLINE_LINUX="$(cat /etc/cmdline)"\n')], ("iommu", "pt", "present"))
 
 
@@ -298,42 +301,42 @@ def test_grub_files_lists_dropins_sorted(tmp_path):
     (tmp_path / "grub.d").mkdir()
     for name in ("70-b.cfg", "10-a.cfg", "README"):
         (tmp_path / "grub.d" / name).write_text("")
-    assert [os.path.basename(p) for p in kc.grub_d_files(str(main))] == ["10-a.cfg", "70-b.cfg"]
+    assert [os.path.basename(p) for p in grub.grub_d_files(str(main))] == ["10-a.cfg", "70-b.cfg"]
 
 
 # ---------------------------------------------------------------- grubby
 
 def test_parse_grubby_bls_and_c_layouts():
-    entries = kc.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
+    entries = grub.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
     assert [e["kernel"] for e in entries] == [
         "/boot/vmlinuz-5.14.0-427.13.1.el9_4.x86_64", "/boot/vmlinuz-5.14.0-362.8.1.el9_3.x86_64",
         "/boot/vmlinuz-0-rescue-6a8f2f4a0e8b4d1c9d55a0b3e2c7f1d2"]
     assert entries[0]["words"][-3:] == ["rhgb", "quiet", "pci=realloc"]
-    old = kc.parse_grubby_info(fixture("grubby_info_c.txt"))
+    old = grub.parse_grubby_info(fixture("grubby_info_c.txt"))
     assert len(old) == 1 and old[0]["kernel"] == "/boot/vmlinuz-3.10.0-1160.el7.x86_64"
     assert old[0]["words"] == ["ro", "crashkernel=auto", "rd.lvm.lv=centos/root", "rhgb", "quiet", "LANG=en_US.UTF-8"]
 
 
 def test_grubby_one_call_for_all_with_quoted_semicolon_word():
-    entries = kc.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
-    cmds = kc.grubby_commands("/usr/sbin/grubby", entries,
-                              wants(("pci", DEV_LIST, "present"), ("iommu", "pt", "present"), ("rhgb", None, "absent")))
+    entries = grub.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
+    cmds = grub.grubby_commands("/usr/sbin/grubby", entries,
+                                wants(("pci", DEV_LIST, "present"), ("iommu", "pt", "present"), ("rhgb", None, "absent")))
     assert cmds == [["/usr/sbin/grubby", "--update-kernel=ALL", "--remove-args=rhgb pci",
                      "--args=\"pci=realloc,%s\" iommu=pt" % DEV_LIST]]
 
 
 def test_grubby_converged_no_call_and_per_entry_when_different():
-    entries = kc.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
-    assert kc.grubby_commands("grubby", entries, wants(("pci", "realloc", "present"), ("quiet", None, "present"))) == []
+    entries = grub.parse_grubby_info(fixture("grubby_info_rhel9.txt"))
+    assert grub.grubby_commands("grubby", entries, wants(("pci", "realloc", "present"), ("quiet", None, "present"))) == []
     entries[1]["words"] = [w for w in entries[1]["words"] if w != "quiet"]
-    cmds = kc.grubby_commands("grubby", entries, wants(("quiet", None, "absent")))
+    cmds = grub.grubby_commands("grubby", entries, wants(("quiet", None, "absent")))
     assert cmds == [["grubby", "--update-kernel=/boot/vmlinuz-5.14.0-427.13.1.el9_4.x86_64", "--remove-args=quiet"],
                     ["grubby", "--update-kernel=/boot/vmlinuz-0-rescue-6a8f2f4a0e8b4d1c9d55a0b3e2c7f1d2",
                      "--remove-args=quiet"]]
 
 
 def test_render_grub_word_escapes_for_shell_double_quotes():
-    assert kc.render_grub_word("iommu=pt", '"') == "iommu=pt"
-    assert kc.render_grub_word("a;b", '"') == '\\"a;b\\"'
-    assert kc.render_grub_word("a;b", "'") == '"a;b"'
-    assert re.match(r'^\\"', kc.render_grub_word("x&y", '"'))
+    assert grub.render_grub_word("iommu=pt", '"') == "iommu=pt"
+    assert grub.render_grub_word("a;b", '"') == '\\"a;b\\"'
+    assert grub.render_grub_word("a;b", "'") == '"a;b"'
+    assert re.match(r'^\\"', grub.render_grub_word("x&y", '"'))

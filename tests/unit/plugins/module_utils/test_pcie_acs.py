@@ -162,27 +162,30 @@ def test_unknown_endpoint_is_an_error():
         acs.audit(acs.parse_lspci(SWITCH_TREE), ["0000:99:00.0"], {}, acs.REDIRECT_MASK)
 
 
-def test_apply_midway_failure_names_changed_and_not(monkeypatch):
-    steps = [{"bdf": b, "argv": ["setpci", "-s", b, "ECAP_ACS+0x6.w=0000:002c"]}
-             for b in ("0000:15:01.0", "0000:17:00.0", "0000:17:01.0")]
+def test_apply_step_names_the_bridge():
+    step = {"bdf": "0000:17:00.0", "argv": ["setpci", "-s", "0000:17:00.0", "ECAP_ACS+0x6.w=0000:002c"]}
 
     class FakeModule(object):
         def run_command(self, argv, **kwargs):
-            if argv[2] == "0000:17:00.0":
-                return 1, "0000:17:00.0 ", "setpci: 0000:17:00.0: Instance #0 of Extended capability 000d not found"
-            return 0, "", ""
+            return 1, "0000:17:00.0 ", "setpci: 0000:17:00.0: Instance #0 of Extended capability 000d not found"
 
     with pytest.raises(ToolError) as exc:
-        acs.apply(FakeModule(), steps)
-    assert "Changed before it: 0000:15:01.0; not changed: 0000:17:00.0, 0000:17:01.0" in exc.value.msg
-    assert exc.value.changed_bdfs == ["0000:15:01.0"]
+        acs.apply_step(FakeModule(), step)
+    assert exc.value.msg.startswith("setpci failed on 0000:17:00.0: ")
+    assert "Extended capability 000d not found" in exc.value.msg
 
 
-def test_bdf_helpers():
-    assert acs.normalize_bdf("1A:00.0") == "0000:1a:00.0"
-    assert acs.normalize_bdf("1:1a:00.0") == "0001:1a:00.0"
-    assert acs.valid_bdf("0000:1a:00.0") and acs.valid_bdf("1a:1f.7")
-    assert not acs.valid_bdf("1a:00") and not acs.valid_bdf("1a:20.0")
+def test_predict_bridges_uses_the_planned_words():
+    bridges, dummy = acs.audit(acs.parse_lspci(SWITCH_TREE), ["0000:1a:00.0"], {}, acs.REDIRECT_MASK)
+    steps = acs.plan(bridges, acs.REDIRECT_MASK, "setpci")
+    assert steps
+    predicted = acs.predict_bridges(bridges, steps, acs.REDIRECT_MASK)
+    assert all(not predicted[st["bdf"]]["redirect"] for st in steps)
+    assert acs.plan(predicted, acs.REDIRECT_MASK, "setpci") == []
+
+
+def test_acs_word_helpers():
+    # BDF forms: test_bdf.py (module_utils/_bdf is the one normaliser)
     assert acs.word_to_flags(0x0024)["ReqRedir"] and acs.word_to_flags(0x0024)["EgressCtrl"]
     assert acs.flags_to_word(acs.word_to_flags(0x005a)) == 0x005a
 

@@ -293,6 +293,20 @@ def test_ibstat_sim_states_and_ibpanic():
     assert errors[0]["msg"].startswith("ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed")
 
 
+def test_ibstat_refused_text_is_an_error_entry_not_devices():
+    errors = []
+    devices = rf.parse_ibstat(IBSTAT["IBSTAT-SIM-ibstat_l"].raw, {}, errors)
+    assert devices == {}
+    assert errors == [{"tool": "ibstat", "cmd": None, "rc": None,
+                       "stderr": errors[0]["msg"], "msg": errors[0]["msg"]}]
+    assert errors[0]["msg"].startswith("ibstat line 2 'ibsim0': not an ibstat line")
+
+
+def test_unreadable_sysfs_guid_is_none():
+    assert rf.normalize_guid("a088:c203:00e3:142a") == "0xa088c20300e3142a"
+    assert rf.normalize_guid(None) is None and rf.normalize_guid("0x" + "1" * 17) is None
+
+
 def test_ibstat_single_port_layout():
     devices = rf.parse_ibstat(IBSTAT["IBSTAT-SIM-ibstat_dev"].raw, {}, [])
     assert devices["ibsim0"]["ports"][0]["port_guid"] == "0x0000000000100004"
@@ -327,7 +341,9 @@ def test_captured_a100_ibstat_and_topology():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("0000:1A:00.0", "0000:1a:00.0"), ("00000000:1A:00.0", "0000:1a:00.0"), ("1a:00.0", None), ("", None)])
+    # the forms are _bdf's (test_bdf.py); rdma_facts turns a refused or missing one into None
+    ("0000:1A:00.0", "0000:1a:00.0"), ("00000000:1A:00.0", "0000:1a:00.0"), ("1a:00.0", "0000:1a:00.0"),
+    ("0000:1a:20.0", None), ("", None), (None, None)])
 def test_normalize_bdf(text, expected):
     assert rf.normalize_bdf(text) == expected
 

@@ -29,7 +29,7 @@ def test_leaf_differences_give_the_smallest_setting():
 def test_module_objects_split_node_files_and_key_dscp_maps():
     files = {"before": {"files": {"/a": {"state": "absent"}}, "units": {"u.service": {"enabled": False}}},
              "after": {"files": {"/a": {"state": "present", "checksum": "x"}}, "units": {"u.service": {"enabled": True}}}}
-    assert R.module_objects(files) == [("/a", {"state": "present", "checksum": "x"}, {"state": "absent"}),
+    assert R.module_objects(files) == [("/a", {"state": "present"}, {"state": "absent"}),
                                        ("u.service", {"enabled": True}, {"enabled": False})]
     mlnx = {"before": [{"interface": "eth2", "dscp2prio": [{"dscp": 1, "priority": 0}]}],
             "after": [{"interface": "eth2", "dscp2prio": [{"dscp": 1, "priority": 3}]}]}
@@ -87,3 +87,11 @@ def test_write_atomic(tmp_path):
     R.write_atomic(str(target), "a 1\n")
     R.write_atomic(str(target), "a 2\n")
     assert target.read_text() == "a 2\n" and [p.name for p in tmp_path.iterdir()] == ["x.prom"]
+
+
+def test_a_missing_file_is_one_record():
+    result = {"before": {"files": {"/etc/x": {"state": "absent"}}, "units": {}},
+              "after": {"files": {"/etc/x": {"state": "present", "checksum": "c", "mode": "0644",
+                                             "owner": "root", "group": "root"}}, "units": {}}}
+    assert R.drift_records("h", "a", R.module_objects(result)) == [
+        {"host": "h", "area": "a", "object": "/etc/x", "setting": "state", "expected": "present", "actual": "absent"}]

@@ -181,16 +181,13 @@ def test_two_masters_are_counted():
     assert facts["master_count"] == 2
 
 
-@pytest.mark.parametrize("text, want", [("0x100001", "0x0000000000100001"), ("0000000000100001", "0x0000000000100001"),
-                                        ("0XA088C20300DA6342", "0xa088c20300da6342")])
-def test_normalize_guid(text, want):
-    assert smi.normalize_guid(text) == want
-
-
-@pytest.mark.parametrize("text", ["", "0x", "0xZZ", "0x10000000000000000", "guid"])
-def test_normalize_guid_rejects(text):
-    with pytest.raises(ValueError):
-        smi.normalize_guid(text)
+def test_sminfo_guid_is_normalised_and_17_digits_is_not_a_report_line():
+    # GUID forms and refusals: test_guid.py (module_utils/_guid is the one normaliser).
+    entry = smi.parse_sminfo_line("sminfo: sm lid 1 sm guid 0xA088C20300DA6342, activity count 1 priority 10 "
+                                  "state 3 SMINFO_MASTER")
+    assert entry["guid"] == "0xa088c20300da6342"
+    assert smi.parse_sminfo_line("sminfo: sm lid 1 sm guid 0x10000000000000000, activity count 1 priority 10 "
+                                 "state 3 SMINFO_MASTER") is None
 
 
 # ---------------------------------------------------------------- reader (fake run_command)

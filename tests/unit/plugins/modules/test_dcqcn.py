@@ -56,24 +56,9 @@ def run_many(monkeypatch, args, check_mode=False, diff=False):
 
 
 def run(monkeypatch, args, check_mode=False, diff=False):
-    """One interface: ``interface``/``rdma_device``/``port`` + ``config`` become a one-entry
-    config list, and the per-interface lists of the result are unwrapped."""
-    args = dict(args)
-    if "interface" in args or "rdma_device" in args:
-        entry = dict(args.pop("config", None) or {})
-        for key in ("interface", "rdma_device", "port"):
-            if key in args:
-                entry[key] = args.pop(key)
-        args["config"] = [entry]
-    kind, res = run_many(monkeypatch, args, check_mode=check_mode, diff=diff)
-    for key in ("before", "after", "gathered"):
-        if isinstance(res.get(key), list):
-            assert len(res[key]) == 1
-            res[key] = dict((k, v) for k, v in res[key][0].items() if k not in ("interface", "rdma_device", "port"))
-    if isinstance(res.get("diff"), list):
-        assert len(res["diff"]) == 1
-        res["diff"] = res["diff"][0]
-    return kind, res
+    """One interface (see helpers.run_one_object)."""
+    return helpers.run_one_object(lambda a, **kw: run_many(monkeypatch, a, **kw), args,
+                                  ("interface", "rdma_device", "port"), check_mode=check_mode, diff=diff)
 
 
 def tos_emulating_write(monkeypatch):

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""main() of rdma.fabric.kernel_cmdline: grub (tmp copies of fixtures/grub) and grubby with a fake run_command."""
+"""main() of rdma.fabric.kernel_cmdline (on the resource engine): grub (tmp copies of fixtures/grub) and grubby
+with a fake run_command."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -53,11 +54,15 @@ def test_grub_change_then_idempotent(capsys, host):
     assert rc == 0, result
     assert result["changed"] is True
     assert result["backend"] == "grub"
-    assert result["commands"] == [["/usr/sbin/update-grub"]]
+    assert result["commands"] == ["write %s" % (tmp_path / "grub"), "/usr/sbin/update-grub"]
     assert calls == [["/usr/sbin/update-grub"]]
-    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}
+    assert result["before"] == {"arguments": []}
+    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}      # read back from the file
+    assert result["changed_files"] == [str(tmp_path / "grub")]
     assert result["reboot_required"] is True
-    assert result["diff"][0]["before_header"] == str(tmp_path / "grub")
+    assert result["running"] == [dict(a, state="present") for a in ARGS]
+    assert result["diff"] == {"before": {"arguments": []}, "after": result["after"],
+                              "before_header": "kernel_cmdline (before)", "after_header": "kernel_cmdline (after)"}
     assert 'GRUB_CMDLINE_LINUX="iommu=pt \\"pci=%s\\""\n' % DEV_LIST in (tmp_path / "grub").read_text()
     rc, again = run_main(capsys, grub_args(tmp_path))
     assert (again["changed"], again["commands"], calls) == (False, [], [["/usr/sbin/update-grub"]])
@@ -70,7 +75,8 @@ def test_grub_check_mode_writes_nothing(capsys, host):
     rc, result = run_main(capsys, grub_args(tmp_path, _ansible_check_mode=True))
     assert result["changed"] is True
     assert result["changed_files"] == [str(tmp_path / "grub")]
-    assert result["commands"] == [["/usr/sbin/update-grub"]]
+    assert result["commands"] == ["write %s" % (tmp_path / "grub"), "/usr/sbin/update-grub"]
+    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}      # predicted
     assert calls == []
     assert (tmp_path / "grub").read_text() == original
 
@@ -98,8 +104,13 @@ def test_update_failure_reports_written_files(capsys, host, monkeypatch):
                         lambda self, argv, **kw: (1, "", "/usr/sbin/grub-probe: error: failed to get canonical path"))
     rc, result = run_main(capsys, grub_args(tmp_path))
     assert rc == 1
-    assert result["msg"].startswith("%s were written but regenerating grub.cfg failed" % (tmp_path / "grub"))
+    assert ("Applied: write %s. Failed: /usr/sbin/update-grub (%s were written but regenerating grub.cfg failed"
+            % (tmp_path / "grub", tmp_path / "grub")) in result["msg"]
     assert "canonical path" in result["msg"]
+    assert result["applied"] == ["write %s" % (tmp_path / "grub")]
+    assert result["failed_command"] == "/usr/sbin/update-grub"
+    assert result["changed"] is True                 # the file was written: read back differs from before
+    assert result["reboot_required"] is True
 
 
 def test_malformed_refused_before_anything(capsys, host):
@@ -136,7 +147,7 @@ def test_grubby_backend(capsys, tmp_path, monkeypatch):
     assert result["backend"] == "grubby"
     update = ["/usr/sbin/grubby", "--update-kernel=ALL", "--remove-args=pci",
               "--args=\"pci=realloc,%s\" iommu=pt" % DEV_LIST]
-    assert result["commands"] == [update]
+    assert result["commands"] == [" ".join(update)]
     assert calls == [["/usr/sbin/grubby", "--info=ALL"], update, ["/usr/sbin/grubby", "--info=ALL"]]
     assert result["after"]["arguments"][-2:] == ["iommu=pt", "pci=realloc," + DEV_LIST]   # as grubby re-reads
     assert result["reboot_required"] is True

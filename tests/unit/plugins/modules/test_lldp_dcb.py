@@ -52,7 +52,8 @@ def test_recon_pfc_etscfg_app():
 
 def test_empty_dump_on_port_without_dcb():
     # PFC-TLV-EMPTY / TLV-ALL-LOCAL: nothing or no 8021QAZ TLVs, rc 0
-    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None}
+    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None,
+                                                  "dcbx": None}
     assert L.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
 
 
@@ -207,22 +208,9 @@ def run_many(monkeypatch, device, args, check_mode=False, diff=False):
 
 
 def run(monkeypatch, device, args, check_mode=False, diff=False):
-    """One interface: ``interface`` + ``config`` become a one-entry config list, and the
-    per-interface lists of the result are unwrapped."""
-    args = dict(args)
-    if "interface" in args:
-        entry = dict(args.pop("config", None) or {})
-        entry["interface"] = args.pop("interface")
-        args["config"] = [entry]
-    kind, res = run_many(monkeypatch, device, args, check_mode=check_mode, diff=diff)
-    for key in ("before", "after", "gathered"):
-        if isinstance(res.get(key), list):
-            assert len(res[key]) == 1
-            res[key] = dict((k, v) for k, v in res[key][0].items() if k != "interface")
-    if isinstance(res.get("diff"), list):
-        assert len(res["diff"]) == 1
-        res["diff"] = res["diff"][0]
-    return kind, res
+    """One interface (see helpers.run_one_object)."""
+    return helpers.run_one_object(lambda a, **kw: run_many(monkeypatch, device, a, **kw), args, ("interface",),
+                                  check_mode=check_mode, diff=diff)
 
 
 ROCE = {"admin_status": "rxtx", "pfc": {"willing": False, "enabled": [3], "enable_tx": True},
@@ -314,4 +302,6 @@ def test_the_same_protocol_twice_in_app_is_refused(monkeypatch, sysfs):
 
 def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
     kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "lldpad is not running\n"})
-    assert kind == "fail" and res["msg"].startswith("running_config: holds no IEEE DCBX TLV"), res
+    assert kind == "fail" and res["msg"].startswith("running_config: TLV dump line 1 'lldpad is not running'"), res
+    kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "\n"})
+    assert kind == "fail" and res["msg"] == "running_config: holds no IEEE DCBX TLV that lldptool -t prints (PFC, ETS, APP): '\\n'", res

@@ -146,22 +146,9 @@ def run_many(monkeypatch, device, args, check_mode=False, diff=False):
 
 
 def run(monkeypatch, device, args, check_mode=False, diff=False):
-    """One interface: ``interface`` + ``config`` become a one-entry config list, and the
-    per-interface lists of the result are unwrapped to that interface's dict."""
-    args = dict(args)
-    if "interface" in args:
-        entry = dict(args.pop("config", None) or {})
-        entry["interface"] = args.pop("interface")
-        args["config"] = [entry]
-    kind, res = run_many(monkeypatch, device, args, check_mode=check_mode, diff=diff)
-    for key in ("before", "after", "gathered"):
-        if isinstance(res.get(key), list):
-            assert len(res[key]) == 1 and res[key][0]["interface"] == args["config"][0]["interface"]
-            res[key] = dict((k, v) for k, v in res[key][0].items() if k != "interface")
-    if isinstance(res.get("diff"), list):
-        assert len(res["diff"]) == 1
-        res["diff"] = res["diff"][0]
-    return kind, res
+    """One interface (see helpers.run_one_object)."""
+    return helpers.run_one_object(lambda a, **kw: run_many(monkeypatch, device, a, **kw), args, ("interface",),
+                                  check_mode=check_mode, diff=diff)
 
 
 ROCE = {"dcbx": "os", "trust": "dscp", "pfc": [3],
@@ -363,7 +350,7 @@ def test_tsa_only_change_sends_zero_share_for_non_ets_tcs(monkeypatch, sysfs):
 def test_documentation_is_valid_yaml_and_matches_argspec():
     doc = helpers.assert_doc_matches_argspec(mlnx_qos)
     assert doc["module"] == "mlnx_qos" and doc["version_added"] == "0.1.0"
-    assert set(doc["attributes"]) == {"check_mode", "diff_mode", "platform"}
+    assert set(doc["attributes"]) == {"action_group", "check_mode", "diff_mode", "platform"}
 
 
 def test_interface_names_are_checked_by_the_kernel_rules(monkeypatch, sysfs):

@@ -60,10 +60,13 @@ def test_redirect_disabled_then_idempotent(capsys, host):
     rc, result = run_main(capsys, {"state": "redirect_disabled", "_ansible_diff": True})
     assert rc == 0, result
     setpci = ["/usr/bin/setpci", "-s", "0000:17:00.0", "ECAP_ACS+0x6.w=0000:002c"]
-    assert result["commands"] == [setpci]
+    assert result["commands"] == [" ".join(setpci)]
+    assert [c for c in host["calls"] if "setpci" in c[0]] == [setpci]
     assert result["changes"] == [{"bdf": "0000:17:00.0", "before": "001d", "after": "0011"}]
-    assert result["after"]["0000:17:00.0"]["ctl_word"] == "0011"
-    assert result["diff"]["after"] == "0000:17:00.0 ACSCtl 0011\n"
+    assert result["before"]["0000:17:00.0"]["ctl_word"] == "001d"
+    assert result["after"]["0000:17:00.0"]["ctl_word"] == "0011"         # read back
+    assert result["diff"]["before"] == result["before"] and result["diff"]["after"] == result["after"]
+    assert result["diff"]["after_header"] == "pcie_acs (after)"
     # the root port above the shared switch is reported, not written
     assert result["redirect_enabled"] == ["0000:15:01.0"]
     rc, again = run_main(capsys, {"state": "redirect_disabled"})
@@ -83,10 +86,13 @@ def test_setpci_failure_reports_changed(capsys, host):
     host["fail_on"] = "0000:17:01.0"
     rc, result = run_main(capsys, {"state": "redirect_disabled"})
     assert rc == 1
-    assert result["changed_bdfs"] == ["0000:17:00.0"]
-    assert result["changed"] is True
+    assert result["applied"] == ["/usr/bin/setpci -s 0000:17:00.0 ECAP_ACS+0x6.w=0000:002c"]
+    assert result["failed_command"] == "/usr/bin/setpci -s 0000:17:01.0 ECAP_ACS+0x6.w=0000:002c"
+    assert result["not_attempted"] == []
+    assert result["changed"] is True                 # 17:00.0 reads back changed
+    assert result["after"]["0000:17:00.0"]["redirect"] is False
+    assert result["after"]["0000:17:01.0"]["redirect"] is True
     assert "setpci failed on 0000:17:01.0" in result["msg"]
-    assert "Changed before it: 0000:17:00.0; not changed: 0000:17:01.0" in result["msg"]
 
 
 def test_parsed_sample_and_bad_device(capsys):

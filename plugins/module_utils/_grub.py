@@ -1,33 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kernel command line arguments in the boot configuration (logic of ``kernel_cmdline``).
+"""GRUB defaults files and grubby: the boot-configuration editor of ``kernel_cmdline``.
+The kernel-argument model it edits with (split, validate, plan) is ``_kernel_args``.
 
-Layers, from pure to I/O:
-
-* kernel words: ``split_kernel_cmdline`` (the kernel's own rules, for /proc/cmdline and
-  ``grubby --info``), ``validate_arguments`` (names and the values this module knows);
-* the edit plan: ``plan_edits`` turns a list of current words and the wanted arguments
-  into per-word operations (keep, replace, delete, append); ``satisfied`` says whether a
-  running command line already has the effect wanted (``reboot_required``);
-* GRUB defaults files: ``parse_grub_assignments`` keeps every token's raw span so that an
-  edit touches only the words it must, ``edit_grub_files`` renders the new texts;
+* GRUB defaults files: a shell lexer (``_shell_chars``) and GRUB's word splitting
+  (``_grub_words``) behind ``parse_grub_assignments``, which keeps every token's raw span so
+  that an edit touches only the words it must; ``edit_grub_files`` renders the new texts;
+  ``grub_d_files`` lists the drop-ins grub-mkconfig sources;
 * grubby: ``parse_grubby_info`` and ``grubby_commands``;
-* ``read_state`` is the only reader; ``apply_grub`` / ``apply_grubby`` write.
-
-Semantics of repeated arguments (documented in the module):
-
-* ``pci=``: the kernel parses every ``pci=`` argument (each is a comma list of sub-options),
-  so several ``pci=`` words add up.  ``present`` merges the wanted sub-options (identity =
-  text before ``=``; ``realloc`` and ``realloc=off`` are the same sub-option) into the
-  existing ones, keeping the others and their order; when a change is needed all ``pci=``
-  words are folded into one, at the place of the last one.
-* any other name: the last occurrence wins for ``__setup``/``early_param`` handlers, so a
-  name is treated as single-valued: ``present`` leaves exactly one ``name[=value]`` (the last
-  occurrence is replaced in place, earlier ones are deleted).
-* ``absent`` without a value deletes every occurrence; with a value only the occurrences
-  with that value (for ``pci``, the listed sub-options; a sub-option given without ``=``
-  matches any value of it).
+* ``read_state`` is the only reader; ``write_file_atomic`` and the update command write;
+* ``KernelCmdlineResource``: the ``kernel_cmdline`` module on the resource engine.
 
 Quoting of ``;`` (and other GRUB script metacharacters):
 ``GRUB_CMDLINE_LINUX`` is sourced by /bin/sh, then util/grub.d/10_linux writes
@@ -55,363 +38,13 @@ import glob
 import os
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
-
-
-class ArgumentError(ValueError):
-    """A wanted argument is malformed; the message names the field and the value."""
-
-
-# --------------------------------------------------------------------------------------
-# kernel words
-# --------------------------------------------------------------------------------------
-
-def split_kernel_cmdline(text):
-    """Split a command line the way the kernel's next_arg() does: whitespace separates
-    words, double quotes group (and are dropped)."""
-    words, cur, in_quote, have = [], [], False, False
-    for ch in text or "":
-        if ch == '"':
-            in_quote = not in_quote
-            have = True
-            continue
-        if ch.isspace() and not in_quote:
-            if have:
-                words.append("".join(cur))
-            cur, have = [], False
-            continue
-        cur.append(ch)
-        have = True
-    if have:
-        words.append("".join(cur))
-    return words
-
-
-def word_name(word):
-    return word.split("=", 1)[0]
-
-
-def word_value(word):
-    return word.split("=", 1)[1] if "=" in word else None
-
-
-def make_word(name, value):
-    return name if value is None else "%s=%s" % (name, value)
-
-
-# --------------------------------------------------------------------------------------
-# validation of the values this module knows
-# --------------------------------------------------------------------------------------
-
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
-# characters a value may hold; quotes and backslashes would need a second quoting layer
-# through sh, GRUB and the kernel that nothing reads back reliably.
-_BAD_VALUE_CHARS = re.compile(r"[\"'\\`\s$]")
-
-_HEX = r"[0-9A-Fa-f]"
-# [<domain>:]<bus>:<dev>.<fn>[/<dev>.<fn>]*  (drivers/pci/pci.c pci_dev_str_match_path)
-_PCI_PATH_RE = re.compile(r"^(?:(%s{1,4}):)?(%s{1,2}):(%s{1,2})\.(%s)((?:/%s{1,2}\.%s)*)$"
-                          % (_HEX, _HEX, _HEX, "[0-7]", _HEX, "[0-7]"))
-# pci:<vendor>:<device>[:<subvendor>:<subdevice>]  (pci_dev_str_match, 0 = any)
-_PCI_IDS_RE = re.compile(r"^pci:(%s{1,4}):(%s{1,4})(?::(%s{1,4}):(%s{1,4}))?$" % ((_HEX,) * 4))
-_ACS_FLAGS_RE = re.compile(r"^[01xX]{1,7}$")
-
-# pci= sub-options from Documentation/admin-guide/kernel-parameters.txt; "=" marks
-# those that take a value.  Unknown sub-options are warned about, not refused: the
-# kernel adds some every few releases and ignores unknown ones with a message.
-PCI_FLAG_OPTIONS = frozenset("""
-off bios nobios conf1 conf2 noaer nodomains nommconf nomsi noioapicquirk ioapicreroute
-noioapicreroute nobar rom norom nocrs use_crs use_e820 no_e820 earlydump routeirq
-skip_isa_align noacpi assign-busses firmware realloc noari nomio noats pcie_bus_tune_off
-pcie_bus_safe pcie_bus_perf pcie_bus_peer2peer pcie_scan_all big_root_window
-force_floating check_enable_amd_mmconf nocheck_enable_amd_mmconf biosirq
-""".split())
-PCI_VALUE_OPTIONS = frozenset("""
-realloc lastbus irqmask hpiosize hpmmiosize hpmmioprefsize hpmemsize hpbussize cbiosize
-cbmemsize resource_alignment ecrc disable_acs_redir config_acs
-""".split())
-
-IOMMU_TOKENS = frozenset("""
-off force noforce biomerge merge nomerge panic nopanic forcesac allowdac nodac usedac
-soft pt nopt calgary fullflush nofullflush noagp noaperture noaperture_init memaper
-allowed
-""".split())
-INTEL_IOMMU_TOKENS = frozenset("""
-on off igfx_off forcedac strict sp_off sm_on sm_off tboot_noforce nobounce
-""".split())
-AMD_IOMMU_TOKENS = frozenset("""
-fullflush off force_enable force_isolation pgtbl_v1 pgtbl_v2 irtcachedis nohugepages
-v2_pgsizes_only
-""".split())
-_BOOL_WORDS = frozenset(["0", "1", "y", "n", "Y", "N", "on", "off", "yes", "no"])
-
-
-def _check_pci_dev(text, where):
-    if _PCI_PATH_RE.match(text):
-        match = _PCI_PATH_RE.match(text)
-        if int(match.group(3), 16) > 0x1f:
-            raise ArgumentError("%s: device number in %r is above 1f" % (where, text))
-        for part in match.group(5).split("/")[1:]:
-            if int(part.split(".")[0], 16) > 0x1f:
-                raise ArgumentError("%s: device number in %r is above 1f" % (where, text))
-        return
-    if _PCI_IDS_RE.match(text):
-        return
-    raise ArgumentError(
-        "%s: %r is not a PCI device; the kernel accepts "
-        "[<domain>:]<bus>:<dev>.<fn>[/<dev>.<fn>]* (e.g. 0000:17:00.0) or "
-        "pci:<vendor>:<device>[:<subvendor>:<subdevice>] (hex)" % (where, text))
-
-
-def _check_device_list(value, where):
-    if not value:
-        raise ArgumentError("%s: empty device list" % where)
-    for item in value.split(";"):
-        _check_pci_dev(item, where)
-
-
-def validate_pci_value(value, where="pci"):
-    """Check a ``pci=`` value (comma list of sub-options); return a list of warnings."""
-    warnings = []
-    if not value:
-        raise ArgumentError("%s: pci= needs at least one sub-option" % where)
-    for option in value.split(","):
-        key, sep, arg = option.partition("=")
-        here = "%s sub-option %r" % (where, option)
-        if not key:
-            raise ArgumentError("%s: empty sub-option in %r (stray comma?)" % (where, value))
-        if key == "disable_acs_redir":
-            if not sep or not arg:
-                raise ArgumentError(
-                    "%s: disable_acs_redir needs a device list, disable_acs_redir=<pci_dev>[;<pci_dev>]* "
-                    "(e.g. disable_acs_redir=0000:17:00.0;0000:18:00.0). The often quoted "
-                    "'pci=realloc,disable_acs_redir' names no device: the kernel only knows "
-                    "'disable_acs_redir=' followed by devices, logs 'PCI: Unknown option' for the bare "
-                    "word and leaves ACS redirect on. List the bridges or switch ports between GPU and "
-                    "NIC, or clear ACS at runtime with rdma.fabric.pcie_acs." % here)
-            _check_device_list(arg, here)
-        elif key == "config_acs":
-            if not sep or not arg:
-                raise ArgumentError("%s: config_acs needs <ACS flags>@<pci_dev>[;<ACS flags>@<pci_dev>]*" % here)
-            for item in arg.split(";"):
-                flags, at, dev = item.rpartition("@")
-                if not at or not _ACS_FLAGS_RE.match(flags):
-                    raise ArgumentError(
-                        "%s: %r must be <flags>@<pci_dev> with 1 to 7 flags of 0/1/x, bit 0 "
-                        "(SrcValid) rightmost, e.g. 111x0@0000:17:00.0" % (here, item))
-                _check_pci_dev(dev, here)
-        elif key == "realloc":
-            if sep and arg not in ("on", "off"):
-                raise ArgumentError("%s: realloc takes on or off, not %r" % (here, arg))
-        elif key == "ecrc":
-            if arg not in ("on", "off", "bios"):
-                raise ArgumentError("%s: ecrc takes on, off or bios, not %r" % (here, arg))
-        elif key in PCI_VALUE_OPTIONS:
-            if not sep or not arg:
-                raise ArgumentError("%s: %s needs a value (%s=...)" % (here, key, key))
-        elif _PCI_PATH_RE.match(option) or _PCI_IDS_RE.match(option):
-            raise ArgumentError("%s: looks like a PCI device on its own; pci= sub-options are split at ',', "
-                                "so separate the devices of a list with ';'" % here)
-        elif key in PCI_FLAG_OPTIONS:
-            if sep:
-                raise ArgumentError("%s: %s takes no value" % (here, key))
-        else:
-            warnings.append("%s: not a pci= sub-option this module knows; the kernel ignores "
-                            "unknown ones with 'PCI: Unknown option'" % here)
-    return warnings
-
-
-def _validate_token_list(name, value, allowed, hint=""):
-    if not value:
-        raise ArgumentError("argument %s: needs a value" % name)
-    for token in value.split(","):
-        base = token.split("=", 1)[0]
-        if base not in allowed:
-            raise ArgumentError("argument %s: %r is not a value the kernel accepts (%s)%s"
-                                % (name, token, ", ".join(sorted(allowed)), hint))
-
-
-def validate_value(name, value):
-    """Validate the value of an argument this module knows; return warnings."""
-    if value is not None and _BAD_VALUE_CHARS.search(value):
-        raise ArgumentError("argument %s: value %r holds a quote, backslash, '$', '`' or whitespace, "
-                            "which cannot be passed through sh, GRUB and the kernel unchanged" % (name, value))
-    if name == "pci":
-        if value is None:
-            raise ArgumentError("argument pci: needs a value (comma list of sub-options)")
-        return validate_pci_value(value, "argument pci")
-    if name == "iommu":
-        _validate_token_list(name, value, IOMMU_TOKENS,
-                             "; 'on' does not exist here: enable with intel_iommu=on or amd_iommu "
-                             "(on by default) and use iommu=pt for passthrough" if value and "on" in value.split(",") else "")
-    elif name == "intel_iommu":
-        _validate_token_list(name, value, INTEL_IOMMU_TOKENS)
-    elif name == "amd_iommu":
-        _validate_token_list(name, value, AMD_IOMMU_TOKENS,
-                             "; the AMD IOMMU is on by default, there is no amd_iommu=on"
-                             if value and "on" in value.split(",") else "")
-    elif name in ("iommu.passthrough", "iommu.strict"):
-        if value not in _BOOL_WORDS:
-            raise ArgumentError("argument %s: takes a boolean (0 or 1), not %r" % (name, value))
-    return []
-
-
-def validate_arguments(items):
-    """Normalise the ``arguments`` option into a list of {name, value, state}; raise
-    ArgumentError naming the item for anything malformed.  Returns (wants, warnings)."""
-    wants, warnings, seen = [], [], {}
-    for index, item in enumerate(items or []):
-        where = "arguments[%d]" % index
-        name = item.get("name")
-        value = item.get("value")
-        state = item.get("state") or "present"
-        if not name or not _NAME_RE.match(name):
-            raise ArgumentError("%s.name: %r is not a kernel parameter name (letters, digits, _ . -; "
-                                "give the value in 'value', not as name=value)" % (where, name))
-        if value is not None:
-            value = str(value)
-            if value == "":
-                raise ArgumentError("%s.value: empty string for %s; omit value for a bare flag" % (where, name))
-        if state == "present":
-            warnings.extend(validate_value(name, value))
-        elif value is not None:
-            if _BAD_VALUE_CHARS.search(value):
-                raise ArgumentError("%s.value: %r holds a quote, backslash, '$', '`' or whitespace" % (where, value))
-            if name == "pci" and any(not part for part in value.split(",")):
-                raise ArgumentError("%s.value: empty sub-option in %r" % (where, value))
-        if name != "pci" and state == "present" and (name, "present") in seen:
-            raise ArgumentError("%s: %s is already wanted present in arguments[%d]; a name other than "
-                                "pci is single-valued" % (where, name, seen[(name, "present")]))
-        seen[(name, state)] = index
-        wants.append({"name": name, "value": value, "state": state})
-    return wants, warnings
-
-
-# --------------------------------------------------------------------------------------
-# the edit plan (pure)
-# --------------------------------------------------------------------------------------
-
-def _pci_options(value):
-    return [opt for opt in (value or "").split(",") if opt]
-
-
-def _pci_key(option):
-    return option.split("=", 1)[0]
-
-
-def _pci_effective(words):
-    """Effective pci sub-options {key: option} over every pci= word, later ones winning."""
-    effective = {}
-    for word in words:
-        if word_name(word) == "pci":
-            for option in _pci_options(word_value(word)):
-                effective[_pci_key(option)] = option
-    return effective
-
-
-def satisfied(words, want):
-    """Does a command line (list of kernel words) already have the *effect* wanted?
-
-    Used against /proc/cmdline: the kernel's own semantics (last occurrence wins, pci=
-    adds up), not the canonical single-occurrence form ``plan_edits`` writes."""
-    name, value, state = want["name"], want["value"], want["state"]
-    if name == "pci" and value is not None:
-        effective = _pci_effective(words)
-        options = _pci_options(value)
-        if state == "present":
-            return all(effective.get(_pci_key(opt)) == opt for opt in options)
-        for opt in options:
-            have = effective.get(_pci_key(opt))
-            if have is not None and ("=" not in opt or have == opt):
-                return False
-        return True
-    same = [word for word in words if word_name(word) == name]
-    if state == "present":
-        return bool(same) and same[-1] == make_word(name, value)
-    if value is None:
-        return not same
-    return make_word(name, value) not in same
-
-
-def plan_edits(words, wants):
-    """Edit plan turning ``words`` into the wanted state, touching as few words as possible.
-
-    Returns ``(slots, appended)``: ``slots[i]`` is the new text of word i (``None`` =
-    delete it, unchanged text = keep it); ``appended`` are new words to add at the end.
-    """
-    slots = list(words)
-    appended = []
-
-    def live():
-        return [(i, w) for i, w in enumerate(slots) if w is not None] + \
-               [(len(slots) + j, w) for j, w in enumerate(appended) if w is not None]
-
-    def set_word(pos, text):
-        if pos < len(slots):
-            slots[pos] = text
-        else:
-            appended[pos - len(slots)] = text
-
-    for want in wants:
-        name, value, state = want["name"], want["value"], want["state"]
-        matches = [(i, w) for i, w in live() if word_name(w) == name]
-        if name == "pci" and value is not None:
-            current = [w for dummy, w in matches]
-            if state == "present":
-                if satisfied(current, want):
-                    continue
-                merged = []
-                for word in current:
-                    for option in _pci_options(word_value(word)):
-                        # later occurrences win, like the kernel applying each in turn
-                        merged = [o for o in merged if _pci_key(o) != _pci_key(option)] + [option]
-                # replace in place, keeping the position of the options already there
-                for option in _pci_options(value):
-                    keys = [_pci_key(o) for o in merged]
-                    if _pci_key(option) in keys:
-                        merged[keys.index(_pci_key(option))] = option
-                    else:
-                        merged.append(option)
-                new_word = make_word("pci", ",".join(merged))
-                if matches:
-                    for pos, dummy in matches[:-1]:
-                        set_word(pos, None)
-                    set_word(matches[-1][0], new_word)
-                else:
-                    appended.append(new_word)
-            else:
-                drop = _pci_options(value)
-                for pos, word in matches:
-                    kept = [o for o in _pci_options(word_value(word))
-                            if not any(o == d or ("=" not in d and _pci_key(o) == d) for d in drop)]
-                    if kept != _pci_options(word_value(word)):
-                        set_word(pos, make_word("pci", ",".join(kept)) if kept else None)
-            continue
-        wanted_word = make_word(name, value)
-        if state == "present":
-            if [w for dummy, w in matches] == [wanted_word]:
-                continue
-            if matches:
-                for pos, dummy in matches[:-1]:
-                    set_word(pos, None)
-                set_word(matches[-1][0], wanted_word)
-            else:
-                appended.append(wanted_word)
-        else:
-            for pos, word in matches:
-                if value is None or word == wanted_word:
-                    set_word(pos, None)
-    return slots, [w for w in appended if w is not None]
-
-
-def edited_words(words, wants):
-    slots, appended = plan_edits(words, wants)
-    return [w for w in slots if w is not None] + appended
-
-
-def needs_change(words, wants):
-    slots, appended = plan_edits(words, wants)
-    return bool(appended) or slots != list(words)
+from ansible_collections.rdma.fabric.plugins.module_utils._kernel_args import (
+    edited_words, plan_edits, split_kernel_cmdline, word_name,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
 
 # --------------------------------------------------------------------------------------
@@ -637,7 +270,7 @@ def effective_words(assignments):
 
 def render_grub_word(word, style):
     """Raw text of a kernel word inside an assignment quoted with ``style``."""
-    if _GRUB_SAFE_RE.match(word):
+    if _GRUB_SAFE_RE.fullmatch(word):
         grub = word
     else:
         # GRUB double quotes: survive grub.cfg's lexer (';' '&' '|' '<' '>' '#' ...)
@@ -786,7 +419,7 @@ def parse_grubby_info(text):
 def grubby_word(word):
     """A word as written into a BLS ``options`` line: GRUB double quotes when it holds a
     character grub.cfg's lexer would act on (blscfg feeds the line to that lexer)."""
-    return word if _GRUB_SAFE_RE.match(word) else '"%s"' % word
+    return word if _GRUB_SAFE_RE.fullmatch(word) else '"%s"' % word
 
 
 def _grubby_change(words, wants):
@@ -838,13 +471,6 @@ def _read_text(path):
         return handle.read()
 
 
-def read_proc_cmdline(path):
-    try:
-        return _read_text(path).strip()
-    except (IOError, OSError):
-        return None
-
-
 def read_state(module, backend, grub_file, grubby=None):
     """The only reader: the boot configuration as text/entries."""
     if backend == "grubby":
@@ -881,3 +507,122 @@ def resolve_update_command(module, update_command):
         if path:
             return [path, "-o", target]
     raise ToolError("neither update-grub nor grub-mkconfig/grub2-mkconfig was found; set update_command")
+
+
+# --------------------------------------------------------------------------------------
+# the kernel_cmdline resource (the engine in _resource runs it)
+# --------------------------------------------------------------------------------------
+
+class KernelCmdlineResource(Resource):
+    """``kernel_cmdline`` on the resource engine: one object, the boot configuration.
+
+    want: the validated arguments and the backend; have: the files (grub) or entries
+    (grubby) as read; commands: ``("write", path, text)`` and ``("run", argv)``. The
+    running command line (``/proc/cmdline``) is read with the state and gives
+    ``reboot_required`` and ``running``; ``backend``, ``changed_files``, ``notes`` and
+    ``backup_files`` are the module's other result keys."""
+
+    name = "kernel_cmdline"
+    multi = False
+
+    def __init__(self, module):
+        super(KernelCmdlineResource, self).__init__(module)
+        self.extras = {"backend": None, "changed_files": [], "notes": []}
+        self.planned = self.backup = False
+
+    # --- want
+    def normalize(self, entry, field):
+        wants, warnings = ka.validate_arguments(entry["arguments"])
+        for warning in warnings:
+            self.module.warn(warning)
+        backend = entry["backend"]
+        grubby = self.module.get_bin_path("grubby") if backend in ("auto", "grubby") else None
+        if backend == "auto":
+            backend = "grubby" if grubby else "grub"
+        if backend == "grubby" and not grubby:
+            raise ValidationError("backend=grubby but grubby was not found in PATH")
+        self.extras["backend"] = backend
+        self.backup = entry["backup"]
+        return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": entry["grub_file"],
+                "update_command": entry["update_command"], "backup": entry["backup"],
+                "proc_cmdline": entry["proc_cmdline"]}
+
+    # --- have
+    def read(self, key, want):
+        if "running" not in self.extras:
+            proc_text = ka.read_proc_cmdline(want["proc_cmdline"])
+            if proc_text is None:
+                self.module.warn("cannot read %s; reboot_required assumes the running kernel lacks every wanted "
+                                 "argument" % want["proc_cmdline"])
+                words = None
+            else:
+                words = ka.split_kernel_cmdline(proc_text)
+            running = [w for w in want["arguments"] if words is None or not ka.satisfied(words, w)]
+            self.extras.update(running=running, reboot_required=bool(running))
+        return read_state(self.module, want["backend"], want["grub_file"], want["grubby"])
+
+    def export(self, key, have):
+        if have["backend"] == "grubby":
+            entries = have["entries"]
+            return {"arguments": entries[0]["words"] if entries else [],
+                    "entries": [{"kernel": e["kernel"], "arguments": e["words"]} for e in entries]}
+        assignments = []
+        for path, text in have["files"]:
+            assignments.extend(parse_grub_assignments(text, path))
+        return {"arguments": effective_words(assignments)}
+
+    # --- plan
+    def plan(self, key, want, have, state):
+        first = not self.planned
+        self.planned = True
+        if have["backend"] == "grubby":
+            return [("run", argv) for argv in grubby_commands(want["grubby"], have["entries"], want["arguments"])]
+        new_texts, dummy, dummy, notes = edit_grub_files(have["files"], want["arguments"])
+        order = [path for path, dummy in have["files"] if path in new_texts]
+        if first:
+            self.extras.update(changed_files=order, notes=notes)
+            for note in notes:
+                if "grub-mkconfig reads after" in note:
+                    self.module.warn(note)
+        if not new_texts:
+            return []
+        try:
+            update = resolve_update_command(self.module, want["update_command"])
+        except ToolError as exc:
+            raise ValidationError(exc.msg)
+        return [("write", path, new_texts[path]) for path in order] + [("run", update)]
+
+    def predict(self, key, want, have, state):
+        if have["backend"] == "grubby":
+            return dict(have, entries=[dict(e, words=ka.edited_words(e["words"], want["arguments"]))
+                                       for e in have["entries"]])
+        new_texts = edit_grub_files(have["files"], want["arguments"])[0]
+        return dict(have, files=[(path, new_texts.get(path, text)) for path, text in have["files"]])
+
+    # --- apply
+    def apply(self, key, command):
+        if command[0] == "write":
+            dummy, path, text = command
+            if self.backup and os.path.exists(path):
+                self.extras.setdefault("backup_files", []).append(self.module.backup_local(path))
+            try:
+                write_file_atomic(self.module, path, text)
+            except (IOError, OSError) as exc:
+                raise ToolError("writing %s failed (%s); grub.cfg not regenerated" % (path, exc))
+            return
+        argv = command[1]
+        try:
+            run_tool(self.module, argv)
+        except ToolError as exc:
+            if self.extras["changed_files"] and self.extras["backend"] == "grub":
+                exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
+                    ", ".join(self.extras["changed_files"]), exc.msg)
+            raise
+
+    def render(self, command):
+        if command[0] == "write":
+            return "write %s" % command[1]
+        return " ".join(command[1])
+
+    def extra_result(self):
+        return dict(self.extras)
