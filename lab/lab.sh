@@ -4,6 +4,8 @@
 #   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
 #   lab/lab.sh down   remove the lab containers
 #   lab/lab.sh check  the drift check (check mode, fails on drift) against the running lab
+#   lab/lab.sh drill  the OpenSM failover drill on the lab's SM pair (lab-sm-01/02 on ibsim)
+#   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +45,11 @@ up() {
   done
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml \
     -e prepare_fabricsim_source="$top/tests/fabricsim/"
+  # The simulated InfiniBand fabric: ibsim in lab-ibsim, umad2sim on the SM nodes.
+  mkdir -p .cache/lab
+  ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
   ansible-playbook -i "$INVENTORY" playbooks/site.yml
+  sms
   cat <<MSG
 
 lab: converged. Next:
@@ -51,6 +57,8 @@ lab: converged. Next:
   podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
   lab/lab.sh check                                     drift check: check mode, fails on drift
+  lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
+  lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
   make bench                                           roce_qos benchmark on the lab
   make lab-destroy                                     remove the lab
 MSG
@@ -67,9 +75,19 @@ check() {
   ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml --diff
 }
 
+sms() {
+  ansible-playbook -i "$INVENTORY" lab/sms.yml
+}
+
+drill() {
+  ansible-playbook -i "$INVENTORY" playbooks/opensm_failover_drill.yml -e opensm_drill_hosts=sm_nodes
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
   check) check ;;
-  *) echo "usage: $0 up|down|check" >&2; exit 2 ;;
+  sms) sms ;;
+  drill) drill ;;
+  *) echo "usage: $0 up|down|check|sms|drill" >&2; exit 2 ;;
 esac
