@@ -3,7 +3,7 @@
 # fabricsim inside), converged with playbooks/site.yml through inventories/lab.
 #   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
 #   lab/lab.sh down   remove the lab containers
-#   lab/lab.sh check  the drift check (check mode, fails on drift) against the running lab
+#   lab/lab.sh check  the fleet drift check against the running lab (table and reports, fails on drift)
 #   lab/lab.sh drill  the OpenSM failover drill on the lab's SM pair (lab-sm-01/02 on ibsim)
 #   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
 set -euo pipefail
@@ -14,6 +14,9 @@ export CONTAINERS_CONF="$top/lab/containers.conf"
 export PATH="$top/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
 export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+# More forks than lab hosts, so that every task reaches all of them at once (the default 5
+# would run each task in two rounds on the 7 lab nodes); pipelining: one exec per module.
+export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}
 INVENTORY="$top/inventories/lab"
 LABEL=rdma-fabric-lab
 
@@ -56,7 +59,7 @@ lab: converged. Next:
   podman exec lab-hgx-01 mlnx_qos -i enp24s0np0        the live QoS of a simulated RoCE port
   podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
-  lab/lab.sh check                                     drift check: check mode, fails on drift
+  lab/lab.sh check                                     drift check: table and reports, fails on drift
   lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
   lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
   make bench                                           roce_qos benchmark on the lab
