@@ -75,7 +75,7 @@ down() {
 }
 
 check() {
-  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml --diff
+  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml -e drift_report_dir="$top/.cache/drift-report"
 }
 
 sms() {
