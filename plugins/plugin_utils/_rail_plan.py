@@ -606,7 +606,7 @@ def text_table(result):
         cells[5] = "/" + cells[5]
         rows.append(tuple(cells))
     counts = result["switches"]
-    summary = ("%d nodes, %d rails (%s): %d leaves (%d per rail, %d host ports each), %d uplinks, %d spines"
+    summary = ("%d nodes, %d rails (%s): %d leaves (%d per rail, %d host ports each), %d uplinks, %d spine(s)"
                % (counts["nodes"], counts["rails"], result["scheme"], counts["leaves"], counts["leaves_per_rail"],
                   counts["host_ports_per_leaf"], counts["uplinks"], counts["spines"]))
     return _text_table(rows) + "\n" + summary
