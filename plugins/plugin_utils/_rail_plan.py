@@ -101,7 +101,7 @@ def _ratio(value, field):
             number = float(value)
         except (TypeError, ValueError):
             raise RailPlanError("%s: expected a number >= 1 (3 for 3:1), got %r" % (field, value))
-    if not number >= 1:
+    if number < 1 or number != number:
         raise RailPlanError("%s: expected a number >= 1 (3 for 3:1), got %r" % (field, value))
     return number
 
@@ -180,10 +180,10 @@ def layouts(nodes=64, gpus=8, rail_options=(4, 8), leaf_ports=64, oversubscripti
 def layouts_table(entries):
     rows = [("rails", "GPUs/NIC", "host ports", "host ports/leaf", "leaves/rail", "leaves",
              "uplinks", "spines", "switches", "naive leaves")]
+    keys = ("rails", "gpus_per_nic", "host_ports", "host_ports_per_leaf", "leaves_per_rail", "leaves", "uplinks",
+            "spines", "switches", "naive_leaves")
     for entry in entries:
-        rows.append(tuple(str(entry[key]) for key in ("rails", "gpus_per_nic", "host_ports", "host_ports_per_leaf",
-                                                       "leaves_per_rail", "leaves", "uplinks", "spines",
-                                                       "switches", "naive_leaves")))
+        rows.append(tuple(str(entry[key]) for key in keys))
     return _text_table(rows)
 
 
