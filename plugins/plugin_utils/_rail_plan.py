@@ -101,7 +101,7 @@ def _ratio(value, field):
             number = float(value)
         except (TypeError, ValueError):
             raise RailPlanError("%s: expected a number >= 1 (3 for 3:1), got %r" % (field, value))
-    if number < 1 or number != number:
+    if not math.isfinite(number) or number < 1:
         raise RailPlanError("%s: expected a number >= 1 (3 for 3:1), got %r" % (field, value))
     return number
 

@@ -292,6 +292,7 @@ def test_error_inventory_pin_differs_from_allocation():
     ({"leaf_ports": 0}, r"leaf_ports: expected an integer >= 2, got 0"),
     ({"oversubscription": "fast"}, r"oversubscription: expected a number >= 1 or N:M, got 'fast'"),
     ({"oversubscription": 0.5}, r"oversubscription: expected a number >= 1"),
+    ({"oversubscription": float("inf")}, r"oversubscription: expected a number >= 1 \(3 for 3:1\), got inf"),
     ({"release": ["gpu-001"]}, r"release: node gpu-001 is still in the inventory"),
     ({"allocation": {"version": 2}}, r"allocation\.version: expected 1, got 2"),
     ({"allocation": {"nodes": {"x": {"slot": -1, "rails": []}}}}, r"allocation\.nodes\.x\.slot: expected an integer >= 0, got -1"),
