@@ -32,10 +32,10 @@ description:
 options:
   state:
     description:
-      - V(merged) applies the options given; O(config.pfc) adds priorities, O(config.dscp2prio)
+      - V(merged) applies the options given; O(config[].pfc) adds priorities, O(config[].dscp2prio)
         moves only the DSCPs given.
-      - V(replaced) makes O(config.pfc) the exact set of lossless priorities and
-        O(config.dscp2prio) the whole 64-entry table (DSCPs not given go back to the
+      - V(replaced) makes O(config[].pfc) the exact set of lossless priorities and
+        O(config[].dscp2prio) the whole 64-entry table (DSCPs not given go back to the
         firmware default C(dscp >> 3)). Options left out are not touched in either state.
       - V(gathered) returns the current state of the interfaces named in O(config);
         V(rendered) returns the commands that set O(config) from scratch, without touching
