@@ -7,18 +7,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
 
+from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import wrap
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
 
 
 def _wrap(function):
-    def run(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except _nccl.NcclError as exc:
-            raise AnsibleFilterError("%s: %s" % (run.__name__, exc))
-    return run
+    return wrap(function, _nccl.NcclError)
 
 
 def nccl_ib_hca(rails, ports="auto", exclude=None):

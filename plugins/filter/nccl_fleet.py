@@ -7,8 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
 
+from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import wrap
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_consistency
 
@@ -30,14 +30,7 @@ def nccl_conf_diff(text, settings):
 
 
 def _wrap(function):
-    def run(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except _nccl.NcclError as exc:
-            raise AnsibleFilterError("%s: %s" % (function.__name__, exc))
-    run.__name__ = function.__name__
-    run.__doc__ = function.__doc__
-    return run
+    return wrap(function, _nccl.NcclError)
 
 
 class FilterModule(object):

@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan
+from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import wrap
 
 
 def rail_plan(nodes, pools, scheme="p2p", allocation=None, management=None, release=None, leaf_ports=64,
@@ -51,14 +51,7 @@ def rail_plan_svg(plan):
 
 
 def _wrap(function):
-    def run(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except _rail_plan.RailPlanError as exc:
-            raise AnsibleFilterError("%s: %s" % (function.__name__, exc))
-    run.__name__ = function.__name__
-    run.__doc__ = function.__doc__
-    return run
+    return wrap(function, _rail_plan.RailPlanError)
 
 
 class FilterModule(object):
