@@ -177,7 +177,7 @@ def parse_running_config(text):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)$", line)
+        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)\Z", line)
         if not match:
             raise DcqcnError("running_config line %d %r: expected 'PATH:VALUE' (grep -r . DIR output)"
                              % (number, line))
@@ -199,9 +199,9 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
     under any ``$SYSFS_PATH`` or pasted from another host parses the same. ``interface``
     None takes the only interface found; ``rdma_device`` None the only device found.
     """
-    ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))$")
-    tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class$")
-    cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos$")
+    ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))\Z")
+    tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class\Z")
+    cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos\Z")
     interfaces, devices, cm_devices = {}, {}, {}
     for path, text in tree.items():
         match = ecn.search(path)
@@ -277,7 +277,7 @@ def normalize_want(config, interface, rdma_device, prefix="config"):
                 raise V.ValidationError("%s.params=%r: expected a dict name: integer" % (field, params))
             checked = {}
             for name, value in params.items():
-                if not re.match(r"^[A-Za-z0-9_.]+$", str(name)) or name == "enable":
+                if not re.match(r"^[A-Za-z0-9_.]+\Z", str(name)) or name == "enable":
                     raise V.ValidationError("%s.params: %r is not a parameter file name" % (field, name))
                 low, high, what = PARAM_RANGES.get(str(name), (0, 2 ** 32 - 1, None))
                 checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, low, high, what)

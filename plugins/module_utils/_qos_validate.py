@@ -26,6 +26,8 @@ def as_int(field, value):
     if isinstance(value, bool):
         raise ValidationError("%s=%r: expected an integer" % (field, value))
     if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValidationError("%s=%r: expected an integer, not NaN or an infinity" % (field, value))
         if value != int(value):
             raise ValidationError("%s=%r: expected a whole number" % (field, value))
         return int(value)

@@ -189,7 +189,11 @@ def main():
         module.fail_json(msg="lids must be unicast LIDs 1-49151, got %s" % bad_lids)
 
     if params["state"] == "parsed":
-        module.exit_json(changed=False, parsed=parse(params["running_config"]))
+        try:
+            parsed = parse(params["running_config"])
+        except ValueError as exc:
+            module.fail_json(msg=str(exc))
+        module.exit_json(changed=False, parsed=parsed)
 
     try:
         facts, raw = gather(module, ca=params["ca"], port=params["port"], timeout=params["timeout"],
