@@ -395,14 +395,17 @@ def _normalize_dscp2prio(value, field_base="config"):
     else:
         raise V.ValidationError("%s.dscp2prio=%r: expected a list of {dscp, priority} or a "
                                 "dict dscp: priority" % (field_base, value))
-    result = {}
+    result, where = {}, {}
     for field, dscp, prio in pairs:
         dscp = V.dscp(field + ".dscp", dscp)
         prio = V.priority(field + ".priority", prio)
         if dscp in result and result[dscp] != prio:
             raise V.ValidationError("%s: DSCP %d is mapped twice (priority %d and %d)"
                                     % (field, dscp, result[dscp], prio))
-        result[dscp] = prio
+        if dscp in result:
+            raise V.ValidationError("%s: DSCP %d -> priority %d is given twice (also %s); give each DSCP once"
+                                    % (field, dscp, prio, where[dscp]))
+        result[dscp], where[dscp] = prio, field
     return result
 
 

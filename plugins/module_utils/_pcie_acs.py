@@ -328,7 +328,12 @@ class PcieAcsResource(Resource):
         if bad:
             raise ValidationError("devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
                                   % ", ".join(repr(b) for b in bad))
-        return {"endpoints": [normalize_bdf(b) for b in entry["devices"]] if entry["devices"] else None,
+        endpoints = [normalize_bdf(b) for b in entry["devices"] or []]
+        twice = [b for i, b in enumerate(endpoints) if b in endpoints[:i]]
+        if twice:
+            raise ValidationError("devices: %s given twice (%s); give each PCI function once"
+                                  % (", ".join(sorted(set(twice))), ", ".join(repr(b) for b in entry["devices"])))
+        return {"endpoints": endpoints or None,
                 "mask": CLEAR_MASKS[entry["clear"]], "action": entry["state"]}
 
     def _audit(self, devices, want, use_sysfs):

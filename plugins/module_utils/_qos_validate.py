@@ -58,7 +58,17 @@ def priority_list(field, values):
         return None
     if not isinstance(values, (list, tuple)):
         raise ValidationError("%s=%r: expected a list of priorities 0-7" % (field, values))
-    return sorted(set(priority("%s[%d]" % (field, i), v) for i, v in enumerate(values)))
+    checked = [priority("%s[%d]" % (field, i), v) for i, v in enumerate(values)]
+    refuse_duplicates(field, checked, "priority")
+    return sorted(checked)
+
+
+def refuse_duplicates(field, values, what="value"):
+    """Duplicates are refused, naming them and where they are, never dropped in silence."""
+    for index, value in enumerate(values):
+        if value in values[:index]:
+            raise ValidationError("%s=%r: %s %r is given twice (%s[%d] and %s[%d]); give each once"
+                                  % (field, list(values), what, value, field, values.index(value), field, index))
 
 
 def list_of_8(field, values, check):

@@ -187,6 +187,9 @@ def main():
     bad_lids = [lid for lid in params["lids"] if not 0 < lid < 0xC000]
     if bad_lids:
         module.fail_json(msg="lids must be unicast LIDs 1-49151, got %s" % bad_lids)
+    twice = sorted(set(lid for i, lid in enumerate(params["lids"]) if lid in params["lids"][:i]))
+    if twice:
+        module.fail_json(msg="lids=%s: LID(s) %s given twice; give each LID once" % (params["lids"], twice))
 
     if params["state"] == "parsed":
         try:
