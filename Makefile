@@ -5,7 +5,7 @@ export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 
-.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench changelog build docs ee clean
+.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench bench-opensm changelog build docs ee clean
 
 help:
 	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
@@ -14,6 +14,7 @@ help:
 	@echo "make molecule SCENARIO=name   one Molecule scenario"
 	@echo "make docs         the collection's HTML docs (build/docs/build/html/index.html)"
 	@echo "make ee           the execution environment image and the drift check run in it"
+	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
 
 lab:
 	@lab/lab.sh up
@@ -40,6 +41,11 @@ unit sanity lint molecule bench build ee:
 
 docs: venv
 	@lab/docs.sh build
+
+# A benchmark on the host (ibsim-utils, opensm, infiniband-diags, libumad2sim0, gcc), never
+# part of `make test`: SIZES="36:36 64:2048" DRILLS=3 (tests/ibsim/fattree_bench.sh).
+bench-opensm:
+	@tests/ibsim/fattree_bench.sh
 
 clean:
 	rm -rf .cache build *.tar.gz

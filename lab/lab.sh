@@ -3,7 +3,9 @@
 # fabricsim inside), converged with playbooks/site.yml through inventories/lab.
 #   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
 #   lab/lab.sh down   remove the lab containers
-#   lab/lab.sh check  the drift check (check mode, fails on drift) against the running lab
+#   lab/lab.sh check  the fleet drift check against the running lab (table and reports, fails on drift)
+#   lab/lab.sh drill  the OpenSM failover drill on the lab's SM pair (lab-sm-01/02 on ibsim)
+#   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +14,9 @@ export CONTAINERS_CONF="$top/lab/containers.conf"
 export PATH="$top/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
 export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+# More forks than lab hosts, so that every task reaches all of them at once (the default 5
+# would run each task in two rounds on the 7 lab nodes); pipelining: one exec per module.
+export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}
 INVENTORY="$top/inventories/lab"
 LABEL=rdma-fabric-lab
 
@@ -43,17 +48,41 @@ up() {
   done
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml \
     -e prepare_fabricsim_source="$top/tests/fabricsim/"
+  # The simulated InfiniBand fabric: ibsim in lab-ibsim, umad2sim on the SM nodes.
+  mkdir -p .cache/lab
+  ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
   ansible-playbook -i "$INVENTORY" playbooks/site.yml
+  reboot_pending
+  sms
   cat <<MSG
 
 lab: converged. Next:
   podman exec lab-hgx-01 mlnx_qos -i enp24s0np0        the live QoS of a simulated RoCE port
   podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
-  lab/lab.sh check                                     drift check: check mode, fails on drift
+  lab/lab.sh check                                     drift check: table and reports, fails on drift
+  lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
+  lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
   make bench                                           roce_qos benchmark on the lab
   make lab-destroy                                     remove the lab
 MSG
+}
+
+reboot_pending() {
+  # The lab's GPU nodes never reboot for their kernel arguments (gpudirect_reboot: never);
+  # restart the containers the drift check finds with arguments set but not booted, as an
+  # operator would reboot them (fabricsim boots each from its GRUB file), once.
+  local report="$top/.cache/drift-report" hosts host
+  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml -e drift_report_dir="$report" >/dev/null || true
+  hosts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]; print(" ".join(sorted(set(x["host"] for x in r if x["actual"] == "pending reboot"))))' "$report/drift.json")
+  [ -n "$hosts" ] || return 0
+  for host in $hosts; do
+    echo "lab: rebooting $host (kernel arguments set, not yet booted)"
+    podman restart "$host" >/dev/null
+  done
+  for host in $hosts; do
+    podman exec "$host" systemctl is-system-running --wait >/dev/null || true
+  done
 }
 
 down() {
@@ -64,12 +93,22 @@ down() {
 }
 
 check() {
-  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml --diff
+  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml -e drift_report_dir="$top/.cache/drift-report"
+}
+
+sms() {
+  ansible-playbook -i "$INVENTORY" lab/sms.yml
+}
+
+drill() {
+  ansible-playbook -i "$INVENTORY" playbooks/opensm_failover_drill.yml -e opensm_drill_hosts=sm_nodes
 }
 
 case "${1:-}" in
   up) up ;;
   down) down ;;
   check) check ;;
-  *) echo "usage: $0 up|down|check" >&2; exit 2 ;;
+  sms) sms ;;
+  drill) drill ;;
+  *) echo "usage: $0 up|down|check|sms|drill" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
@@ -274,6 +275,118 @@ def conf_value(value):
     return str(value)
 
 
+# Files whose presence tells the OS family when facts were not gathered (the role's one read
+# stats them with everything else; no setup task).
+FAMILY_MARKERS = (("/etc/debian_version", "Debian"), ("/etc/redhat-release", "RedHat"))
+
+
+def os_family(gathered, facts_family=None):
+    """The OS family from the facts when gathered, else from the marker files in ``gathered``
+    (rdma.fabric.node_files state=gathered). Returns {"family": "Debian"|"RedHat"} or
+    {"error": <message naming what was seen>}."""
+    if facts_family:
+        if facts_family in ("Debian", "RedHat"):
+            return {"family": facts_family}
+        return {"error": "OS family %r is not supported by rdma.fabric.opensm (Debian or RedHat)" % (facts_family,)}
+    files = (gathered or {}).get("files") or {}
+    for path, family in FAMILY_MARKERS:
+        if (files.get(path) or {}).get("state") == "present":
+            return {"family": family}
+    return {"error": "cannot tell the OS family: none of %s exists on the node and facts were not gathered"
+                     % ", ".join(path for path, _family in FAMILY_MARKERS)}
+
+
+def read_spec(families, markers=(), binaries=()):
+    """node_files options (state=gathered) for the role's one read: the family markers, the
+    binaries and every file of every family in ``families`` (the role's ``__opensm_families``),
+    and every family's service unit. Paths once each, in a stable order."""
+    paths = []
+    for path in list(markers) + list(binaries):
+        if path and path not in paths:
+            paths.append(path)
+    units = []
+    for name in sorted(families or {}):
+        family = families[name]
+        for key in ("config_file", "partitions_file", "dropin_file", "ports_file"):
+            path = family.get(key)
+            if path and path not in paths:
+                paths.append(path)
+        if family.get("service") and family["service"] not in units:
+            units.append(family["service"])
+    return {"files": [{"path": path, "state": "absent"} for path in paths],
+            "units": [{"name": name} for name in units]}
+
+
+def _mode_int(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(str(value), 8)
+
+
+def node_plan(gathered, files, units=None, binaries=None, install=True):
+    """Pure decision of the role on the controller: what differs between the node as read
+    (``gathered``: rdma.fabric.node_files state=gathered, ``{files: {path: {state, checksum, mode,
+    owner, group}}, units: {name: {enabled, active, unit_state}}}``) and what the role wants.
+
+    ``files``: node_files entries (path, content or state absent, mode, owner, group);
+    ``units``: node_files unit entries (name, enabled, active); ``binaries``: paths the packages
+    install (absent -> install); a wanted unit that systemctl reports ``not-found`` also means
+    install. Returns ``{install, files, units, change, reasons}``: the
+    install step runs when ``install``, the node_files write step when ``change``.
+    """
+    have_files = (gathered or {}).get("files") or {}
+    have_units = (gathered or {}).get("units") or {}
+    reasons = []
+    missing = [path for path in (binaries or []) if (have_files.get(path) or {}).get("state") != "present"]
+    # A unit systemd does not know comes with a package that is not installed.
+    missing += ["%s (unit not found)" % unit["name"] for unit in units or []
+                if (have_units.get(unit["name"]) or {}).get("unit_state") == "not-found"]
+    need_install = bool(install) and bool(missing)
+    if need_install:
+        reasons.append("not installed: %s" % ", ".join(missing))
+    differ = []
+    for entry in files or []:
+        path = entry["path"]
+        cur = have_files.get(path)
+        if cur is None:
+            raise ValueError("node_plan: %s was not read (add it to the read)" % path)
+        if entry.get("state", "present") == "absent":
+            if cur.get("state") == "present":
+                differ.append(path)
+                reasons.append("%s: present, should be absent" % path)
+            continue
+        if cur.get("state") != "present":
+            differ.append(path)
+            reasons.append("%s: missing" % path)
+            continue
+        want_sum = hashlib.sha256(entry["content"].encode("utf-8")).hexdigest()
+        if cur.get("checksum") != want_sum:
+            differ.append(path)
+            reasons.append("%s: content differs" % path)
+            continue
+        want_mode = _mode_int(entry.get("mode", "0644"))
+        if _mode_int(cur.get("mode", "0")) != want_mode:
+            differ.append(path)
+            reasons.append("%s: mode %s, should be %04o" % (path, cur.get("mode"), want_mode))
+            continue
+        owner = (entry.get("owner", "root"), entry.get("group", "root"))
+        if (cur.get("owner"), cur.get("group")) != owner:
+            differ.append(path)
+            reasons.append("%s: owner %s:%s, should be %s:%s" % ((path, cur.get("owner"), cur.get("group")) + owner))
+    units_differ = []
+    for unit in units or []:
+        cur = have_units.get(unit["name"])
+        if cur is None:
+            raise ValueError("node_plan: unit %s was not read (add it to the read)" % unit["name"])
+        for key in ("enabled", "active"):
+            if unit.get(key) is not None and bool(unit[key]) != bool(cur.get(key)):
+                units_differ.append(unit["name"])
+                reasons.append("%s: %s is %s, should be %s" % (unit["name"], key, cur.get(key), unit[key]))
+                break
+    return {"install": need_install, "files": differ, "units": units_differ,
+            "change": need_install or bool(differ) or bool(units_differ), "reasons": reasons}
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -287,4 +400,7 @@ class FilterModule(object):
             "opensm_with_default_partition": with_default_partition,
             "opensm_partition_lines": partition_lines,
             "opensm_conf_value": conf_value,
+            "opensm_os_family": os_family,
+            "opensm_node_plan": node_plan,
+            "opensm_read_spec": read_spec,
         }

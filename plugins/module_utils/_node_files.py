@@ -178,6 +178,7 @@ def plan(want, have):
     """Pure: commands as tuples ``(verb, target)``, in the order they must run."""
     commands = []
     reload_needed = False
+    made = set()
     for path in sorted(want["files"]):
         spec, cur = want["files"][path], have["files"][path]
         if spec["state"] == "absent":
@@ -186,7 +187,8 @@ def plan(want, have):
                 reload_needed = reload_needed or bool(is_unit_file(path))
             continue
         if cur["state"] == "absent" or cur["checksum"] != spec["checksum"]:
-            if cur["state"] == "absent" and not cur.get("dir"):
+            if cur["state"] == "absent" and not cur.get("dir") and os.path.dirname(path) not in made:
+                made.add(os.path.dirname(path))
                 commands.append(("mkdir", os.path.dirname(path)))
             commands.append(("write", path))
             reload_needed = reload_needed or bool(is_unit_file(path))
@@ -296,7 +298,7 @@ class NodeFilesResource(Resource):
         verb, target = command
         if verb == "mkdir":
             try:
-                os.makedirs(target, 0o755)
+                os.makedirs(target, 0o755, exist_ok=True)
             except OSError as exc:
                 raise ToolError("mkdir %s failed: %s" % (target, os.strerror(exc.errno)))
             return

@@ -71,7 +71,8 @@ def check_all(module, requests):
 
 def gather_facts(module, wanted):
     """The readers the areas' expected states start from, in the same call: ``rdma_facts``
-    (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``.
+    (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``,
+    ``sm_info`` (``{ca, port, timeout}``) as ``sm`` (no SM answering is a state: no master).
     Returns ``(facts, errors)``; a reader that fails is an error, not empty facts."""
     facts, errors = {}, {}
     wanted = wanted or {}
@@ -88,4 +89,16 @@ def gather_facts(module, wanted):
             facts["gdr"] = _gdr_readiness.derive(raw, (wanted["gdr_readiness"] or {}).get("gdr_level") or "PXB")
         except Exception as exc:
             errors["gdr_readiness"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    if "sm_info" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _sm_info
+        from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+        args = wanted["sm_info"] or {}
+        try:
+            facts["sm"] = _sm_info.gather(module, args.get("ca"), args.get("port"), args.get("timeout"))[0]
+        except ToolError as exc:
+            # no SM answered: that is the fabric's state (no MASTER), not a failed read
+            facts["sm"] = {"master": None, "sm_ports": [], "master_count": 0, "standby_count": 0,
+                           "issm_ports": [], "errors": [{"lid": None, "error": exc.msg}]}
+        except Exception as exc:
+            errors["sm_info"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
     return facts, errors

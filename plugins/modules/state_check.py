@@ -25,7 +25,8 @@ options:
     description:
       - Readers to run first, in the same call; their results come back as RV(facts).
         C(rdma_facts) takes C(gather_subset) (M(rdma.fabric.rdma_facts)), C(gdr_readiness)
-        takes C(gdr_level) (M(rdma.fabric.gdr_readiness)).
+        takes C(gdr_level) (M(rdma.fabric.gdr_readiness)), C(sm_info) takes C(ca), C(port),
+        C(timeout) (M(rdma.fabric.sm_info)).
     type: dict
   resources:
     description: The resources to check.
@@ -95,7 +96,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 facts:
-  description: What the readers of O(facts) returned, as C(rdma) and C(gdr).
+  description: What the readers of O(facts) returned, as C(rdma), C(gdr) and C(sm).
   returned: always
   type: dict
 facts_errors:

@@ -127,4 +127,76 @@ def nccl_env_requests(inputs, host):
              "config": {"files": files, "units": []}, "judge": judge}]
 
 
-AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests}
+SECRET_KEYS = ("sm_key", "m_key")
+
+
+def _opensm_options(text):
+    """opensm.conf as ``{key: value}``: ``key value`` lines, ``#`` comments (opensm's own parser)."""
+    options = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _sep, value = line.partition(" ")
+        options[key] = value.strip()
+    return options
+
+
+def _hidden(key, value):
+    return "(hidden, differs)" if key in SECRET_KEYS and value is not None else value
+
+
+def opensm_requests(inputs, host):
+    """The managed opensm.conf keys (secrets never printed), partitions, the drop-in and the
+    service; from the fabric's SMs read once: exactly one MASTER, this SM in the state its
+    role intends, at the intended priority."""
+    sm = inputs.get("sm")
+    guid, role, priority = inputs["guid"], inputs["role"], int(inputs["priority"])
+    judged = []
+    if sm is not None:
+        if sm.get("master_count") != 1:
+            judged.append(record(host, "opensm", "subnet", "masters", 1, sm.get("master_count")))
+        mine = [p for p in sm.get("sm_ports") or [] if p.get("guid") == guid]
+        if not mine:
+            judged.append(record(host, "opensm", guid, "state", role, "absent"))
+        for port in mine:
+            if port.get("state") != role:
+                judged.append(record(host, "opensm", guid, "state", role, port.get("state")))
+            if port.get("priority") is not None and int(port["priority"]) != priority:
+                judged.append(record(host, "opensm", guid, "priority", priority, port["priority"]))
+    config_file = inputs["config_file"]
+    wanted = dict((f["path"], f) for f in inputs["files"])
+
+    def judge(host, result):
+        records = []
+        before, after = result.get("before") or {}, result.get("after") or {}
+        for path in sorted(wanted):
+            have, want = (before.get("files") or {}).get(path) or {}, (after.get("files") or {}).get(path) or {}
+            if have.get("state") != "present":
+                records.append(record(host, "opensm", path, "state", "present", have.get("state")))
+                continue
+            if path == config_file:
+                expected = _opensm_options(wanted[path]["content"])
+                found = _opensm_options(have.get("content"))
+                for key in sorted(set(expected) | set(found)):
+                    if expected.get(key) != found.get(key):
+                        records.append(record(host, "opensm", path, key, _hidden(key, expected.get(key)),
+                                              _hidden(key, found.get(key))))
+            elif have.get("checksum") != want.get("checksum"):
+                records.append(record(host, "opensm", path, "content", want.get("checksum"), have.get("checksum")))
+            for key in ("mode", "owner", "group"):
+                if have.get(key) != want.get(key):
+                    records.append(record(host, "opensm", path, key, want.get(key), have.get(key)))
+        for name in sorted((after.get("units") or {})):
+            have, want = (before.get("units") or {}).get(name) or {}, after["units"][name]
+            for key in ("enabled", "active"):
+                if have.get(key) != want.get(key):
+                    records.append(record(host, "opensm", name, key, want.get(key), have.get(key)))
+        return records
+    return [{"records": judged},
+            {"area": "opensm", "resource": "node_files", "name": "OpenSM files", "options": {"content": True},
+             "config": {"files": inputs["files"], "units": inputs["units"]}, "judge": judge}]
+
+
+AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
+         "opensm": opensm_requests}

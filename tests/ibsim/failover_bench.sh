@@ -22,6 +22,14 @@
 #                            into the SMs: the MAD timeouts/retries umad2sim lacks. 0 reproduces
 #                            the stuck handback of docs/opensm.md
 #        KEEP (0)            1: keep the work directory (logs)
+#        A_HOST B_HOST Q_HOST   ibsim nodes of SM A (master), SM B (standby) and the queries
+#                            (default Hca1 Hca3 Hca2; tests/ibsim/gen_fattree.py --bench-env prints
+#                            them for a generated fat tree). Port GUIDs are read with ibstat -p.
+#        UP_TIMEOUT (60)     seconds the first sweep may take (large fabrics: more)
+#        IBSIM_ARGS          extra ibsim options (-N nodes -S switches -P ports for large fabrics)
+#        RESULT              file to append one machine-readable summary line to (fattree_bench.sh)
+# A spurious takeover during the healthy watch is reported (and counted in RESULT) and fails
+# the bench at the end, after the drills.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -47,12 +55,14 @@ UMAD2SIM_TIMEOUTS=${UMAD2SIM_TIMEOUTS:-1}
 KEEP=${KEEP:-0}
 
 # The pair: SM A on Hca1 (priority 10, master), SM B on Hca3 (priority 5, standby); queries from Hca2.
-A_HOST=Hca1; A_GUID=0x0000000000100001; A_PRIO=10
-B_HOST=Hca3; B_GUID=0x0000000000100007; B_PRIO=5
-Q_HOST=Hca2
+A_HOST=${A_HOST:-Hca1}; A_PRIO=10
+B_HOST=${B_HOST:-Hca3}; B_PRIO=5
+Q_HOST=${Q_HOST:-Hca2}
+UP_TIMEOUT=${UP_TIMEOUT:-60}
+RESULT=${RESULT:-}
 SM_KEY=0x00000000c0ffee01   # any non-default key, the same on both SMs
 
-WORK=$(mktemp -d /tmp/opensm-bench.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/opensm-bench.XXXXXX")
 IBSIM_PID=""; A_PID=""; B_PID=""
 
 stop_pid() {  # TERM, up to 3 s, then KILL (opensm can hang in exit once ibsim is gone)
@@ -155,27 +165,52 @@ sm_key $SM_KEY
 sminfo_polling_timeout $POLL_MS
 polling_retry_number $RETRIES
 honor_guid2lid_file TRUE
+force_log_flush TRUE
 EOF
 
 echo "fabric $NETFILE; sminfo_polling_timeout $POLL_MS ms x polling_retry_number $RETRIES; $DRILLS drills; kill -$KILL_SIGNAL"
 if [ "$IBSIM_REMOTE" = 1 ]; then
-    ibsim -s -n -r "$NETFILE" >"$WORK/ibsim.log" 2>&1 &
+    ibsim -s -n -r ${IBSIM_ARGS:-} "$NETFILE" >"$WORK/ibsim.log" 2>&1 &
 else
-    ibsim -s -n "$NETFILE" >"$WORK/ibsim.log" 2>&1 &
+    ibsim -s -n ${IBSIM_ARGS:-} "$NETFILE" >"$WORK/ibsim.log" 2>&1 &
 fi
 IBSIM_PID=$!
 sleep 1
+# A large fabric takes ibsim a while to parse: wait for its socket (or its death).
+for _ in $(seq 1 120); do
+    env $(sim_env "$A_HOST") timeout 5 ibstat -p >/dev/null 2>&1 && break
+    kill -0 "$IBSIM_PID" 2>/dev/null || break
+    sleep 1
+done
 kill -0 "$IBSIM_PID" 2>/dev/null || die "ibsim did not start: $(tail -3 "$WORK/ibsim.log")"
 
-start_sm A $A_HOST $A_GUID $A_PRIO
-wait_for 30 master_is $A_GUID || die "SM A never became master"
+port_guid() {  # port_guid HOST -> the port GUID (0x%016x) ibsim gives HOST's first port
+    local g
+    g=$(env $(sim_env "$1") timeout 10 ibstat -p 2>/dev/null | head -1)
+    [ -n "$g" ] && printf '0x%016x\n' "$g"
+}
+A_GUID=$(port_guid "$A_HOST"); B_GUID=$(port_guid "$B_HOST")
+[ -n "$A_GUID" ] && [ -n "$B_GUID" ] || die "could not read the port GUIDs of $A_HOST / $B_HOST (ibstat -p)"
+
+start_sm A $A_HOST $A_GUID $A_PRIO; t_start=$(now)
+wait_for "$UP_TIMEOUT" master_is $A_GUID || die "SM A never became master within ${UP_TIMEOUT}s"
+sweep_s=$(elapsed "$t_start" "$(now)")
+# OpenSM's own view: its first log line to its first "SUBNET UP" (log time stamps HH:MM:SS usec;
+# force_log_flush in the bench's opensm.conf, so the line is there once the pair is up).
+log_sweep() {
+    awk '{ split($3, t, ":"); s = t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }
+        NR == 1 { t0 = s } /SUBNET UP/ { printf "%.2f", s - t0; exit }' "$WORK/A/opensm.log"
+}
 start_sm B $B_HOST $B_GUID $B_PRIO
 B_LID=$(lid_of $B_GUID); A_LID=$(lid_of $A_GUID)
 [ -n "$B_LID" ] && [ -n "$A_LID" ] || die "could not read the SM LIDs"
-wait_for 30 pair_ok "$A_LID" "$B_LID" || die "no MASTER/STANDBY pair (A lid $A_LID, B lid $B_LID)"
+wait_for "$UP_TIMEOUT" pair_ok "$A_LID" "$B_LID" || die "no MASTER/STANDBY pair (A lid $A_LID, B lid $B_LID)"
+log_sweep_s=$(log_sweep)
+echo "first sweep: OpenSM log start to SUBNET UP ${log_sweep_s:-?} s; fabric SM LID points at SM A ${sweep_s} s after its start"
 echo "pair up: MASTER $A_GUID lid $A_LID prio $A_PRIO, STANDBY $B_GUID lid $B_LID prio $B_PRIO"
 lid_map >"$WORK/lids.before"
-echo "ports and LIDs: $(wc -l <"$WORK/lids.before")"
+n_ports=$(wc -l <"$WORK/lids.before")
+echo "ports and LIDs: $n_ports"
 
 # No spurious takeover while the master is healthy: sample every second for WATCH_S seconds.
 spurious=0
@@ -185,13 +220,14 @@ for _ in $(seq 1 "$WATCH_S"); do
 done
 b_master_lines=$(grep -c "Entering MASTER state" "$WORK/B/opensm.log")
 echo "healthy watch ${WATCH_S}s: $spurious bad samples, standby entered MASTER $b_master_lines times"
-[ "$spurious" -eq 0 ] && [ "$b_master_lines" -eq 0 ] || die "spurious takeover while the master was healthy"
+spurious_takeovers=$b_master_lines
+[ "$spurious" -eq 0 ] && [ "$b_master_lines" -eq 0 ] || echo "SPURIOUS takeover while the master was healthy"
 
 takeovers=(); visibles=(); lid_changes=0; stuck=0
 for i in $(seq 1 "$DRILLS"); do
     kill -"$KILL_SIGNAL" "$A_PID"; t0=$(now)
     { wait "$A_PID"; } 2>/dev/null; A_PID=""
-    wait_for 120 state_is "$B_LID" MASTER || die "drill $i: standby never became MASTER"
+    wait_for $((UP_TIMEOUT + 60)) state_is "$B_LID" MASTER || die "drill $i: standby never became MASTER"
     t1=$(now)
     wait_for 60 master_is $B_GUID || die "drill $i: fabric SM LID never moved to the standby"
     t2=$(now)
@@ -205,7 +241,7 @@ for i in $(seq 1 "$DRILLS"); do
     # (no settle wait needed: the stuck handback was the simulator's missing MAD timeouts).
     [ "$SETTLE_S" != 0 ] && sleep "$SETTLE_S"
     start_sm A $A_HOST $A_GUID $A_PRIO; t3=$(now)
-    if wait_for 30 pair_ok "$A_LID" "$B_LID"; then
+    if wait_for $((UP_TIMEOUT + 30)) pair_ok "$A_LID" "$B_LID"; then
         echo "drill $i: old master back as MASTER after $(elapsed "$t3" "$(now)") s"
     else
         # Without umad2sim_timeouts.so: the returning SM sits in DISCOVERING, the master never hands over.
@@ -213,7 +249,7 @@ for i in $(seq 1 "$DRILLS"); do
         echo "drill $i: handback STUCK ($(states)); restarting the old master once"
         stop_pid "$A_PID"; A_PID=""; sleep 2
         start_sm A $A_HOST $A_GUID $A_PRIO
-        wait_for 60 pair_ok "$A_LID" "$B_LID" || die "drill $i: old master did not come back as MASTER: $(states)"
+        wait_for $((UP_TIMEOUT + 60)) pair_ok "$A_LID" "$B_LID" || die "drill $i: old master did not come back as MASTER: $(states)"
     fi
     lid_map >"$WORK/lids.back$i"
     cmp -s "$WORK/lids.before" "$WORK/lids.back$i" || { echo "drill $i: LIDs changed on handback"; lid_changes=$((lid_changes + 1)); }
@@ -224,4 +260,8 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) 
 echo "takeover (standby reports MASTER): ${takeovers[*]} -> median $(median "${takeovers[@]}") s"
 echo "fabric SM LID moved (bare sminfo):  ${visibles[*]} -> median $(median "${visibles[@]}") s"
 echo "LID changes: $lid_changes; stuck handbacks (needed a second restart): $stuck"
-[ "$lid_changes" -eq 0 ] || exit 1
+if [ -n "$RESULT" ]; then
+    # ports log_sweep_s sweep_s takeover_median visible_median lid_changes spurious stuck drills watch_s takeovers
+    echo "$n_ports ${log_sweep_s:-?} $sweep_s $(median "${takeovers[@]}") $(median "${visibles[@]}") $lid_changes $((spurious + spurious_takeovers)) $stuck $DRILLS $WATCH_S ${takeovers[*]}" >>"$RESULT"
+fi
+[ "$lid_changes" -eq 0 ] && [ "$spurious" -eq 0 ] && [ "$spurious_takeovers" -eq 0 ] || exit 1

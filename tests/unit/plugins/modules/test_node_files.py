@@ -137,3 +137,12 @@ def test_without_systemd_units_are_reported_not_managed(monkeypatch, tmp_path):
 
 def test_documentation_matches_argspec():
     helpers.assert_doc_matches_argspec(node_files)
+
+
+def test_two_files_in_one_missing_directory_make_one_mkdir(monkeypatch, tmp_path, systemd):
+    args = {"files": [{"path": str(tmp_path / "new" / "a"), "content": "a\n", "owner": ME, "group": GROUP},
+                      {"path": str(tmp_path / "new" / "b"), "content": "b\n", "owner": ME, "group": GROUP}]}
+    kind, res = run(monkeypatch, systemd, args)
+    assert kind == "exit", res
+    assert [c for c in res["commands"] if c.startswith("mkdir")] == ["mkdir -p %s" % (tmp_path / "new")]
+    assert (tmp_path / "new" / "b").read_text() == "b\n"

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+"""The drift check's areas: requests from a role's inputs, records from the results."""
+from __future__ import absolute_import, division, print_function
+
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _drift_areas as A
+
+CONF = "guid 0x0000000000100001\nsm_priority 14\nsm_key 0x00000000c0ffee01\n"
+
+
+def opensm_inputs(sm):
+    return {"area": "opensm", "files": [{"path": "/etc/opensm/opensm.conf", "content": CONF, "mode": "0600"}],
+            "units": [{"name": "opensm.service", "enabled": True, "active": True}],
+            "config_file": "/etc/opensm/opensm.conf", "role": "master", "guid": "0x0000000000100001",
+            "priority": 14, "sm": sm}
+
+
+def test_opensm_live_state_one_master_intended_state_and_priority():
+    sm = {"master_count": 2, "sm_ports": [
+        {"guid": "0x0000000000100001", "state": "standby", "priority": 13},
+        {"guid": "0x0000000000100003", "state": "master", "priority": 15}]}
+    judged, request = A.opensm_requests(opensm_inputs(sm), "sm1")
+    assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in judged["records"]] == [
+        ("subnet", "masters", 1, 2), ("0x0000000000100001", "state", "master", "standby"),
+        ("0x0000000000100001", "priority", 14, 13)]
+    assert request["resource"] == "node_files" and request["options"] == {"content": True}
+
+
+def test_opensm_conf_key_by_key_and_the_key_never_printed():
+    judged, request = A.opensm_requests(opensm_inputs({"master_count": 1, "sm_ports": [
+        {"guid": "0x0000000000100001", "state": "master", "priority": 14}]}), "sm1")
+    assert judged["records"] == []
+    edited = CONF.replace("sm_priority 14", "sm_priority 15").replace("c0ffee01", "00000001")
+    result = {"before": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "content": edited, "mode": "0600",
+                                                               "owner": "root", "group": "root"}},
+                         "units": {"opensm.service": {"enabled": True, "active": False}}},
+              "after": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "mode": "0600", "owner": "root",
+                                                              "group": "root"}},
+                        "units": {"opensm.service": {"enabled": True, "active": True}}}}
+    records = request["judge"]("sm1", result)
+    assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in records] == [
+        ("/etc/opensm/opensm.conf", "sm_key", "(hidden, differs)", "(hidden, differs)"),
+        ("/etc/opensm/opensm.conf", "sm_priority", "14", "15"),
+        ("opensm.service", "active", True, False)]
+    assert "c0ffee" not in repr(records) and "00000001" not in repr(records)
+
+
+def test_gpudirect_kernel_arguments_differ_or_are_pending():
+    judge = A._judge_cmdline
+    assert judge("h", {"before": {"arguments": ["quiet", "iommu=off"]}, "after": {"arguments": ["quiet", "iommu=pt"]}}) == [
+        A.record("h", "gpudirect", "boot configuration", "iommu", "iommu=pt", "iommu=off")]
+    assert judge("h", {"before": {"arguments": ["iommu=pt"]}, "after": {"arguments": ["iommu=pt"]},
+                       "running": [{"name": "iommu", "value": "pt"}]}) == [
+        A.record("h", "gpudirect", "/proc/cmdline", "iommu", "iommu=pt", "pending reboot")]
+    assert judge("h", {"before": {"arguments": ["iommu=pt"]}, "after": {"arguments": ["iommu=pt"]}, "running": []}) == []
+
+
+def test_config_errors_are_records_not_silence():
+    records = A.roce_qos_requests({"errors": ["roce_qos_lossless_priority=9: priority must be 0-7"]}, "h")
+    assert records == [{"records": [A.record("h", "roce_qos", "", "config", "valid",
+                                             "roce_qos_lossless_priority=9: priority must be 0-7")]}]
