@@ -185,6 +185,25 @@ def parse_running_config(text):
     return tree
 
 
+def check_captured_numbers(text):
+    """Captured ``PATH:VALUE`` lines of ECN and ToS files hold numbers (``traffic_class`` may
+    read ``Global tclass=N``); a malformed one raises DcqcnError as ``running_config line N
+    '...': ...`` instead of being kept as text."""
+    for number, line in enumerate((text or "").splitlines(), 1):
+        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)\Z", line.strip())
+        if not match:
+            continue
+        path, value = match.group(1), match.group(2).strip()
+        if re.search(r"/ecn/roce_(np|rp)/", path) or path.endswith("/default_roce_tos"):
+            good = re.fullmatch(r"\d+", value)
+        elif path.endswith("/traffic_class"):
+            good = value == "" or re.fullmatch(r"(?:Global tclass=)?\d+", value)
+        else:
+            continue
+        if not good:
+            raise DcqcnError("running_config line %d '%s': %r is not a number" % (number, line.strip(), value))
+
+
 def _int_or_text(text):
     try:
         return int(text)
@@ -456,6 +475,7 @@ class DcqcnResource(Resource):
         return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
 
     def parse(self, text):
+        check_captured_numbers(text)
         tree = parse_running_config(text)
         if not tree:
             raise DcqcnError("holds no 'PATH:VALUE' line of an ECN or ToS file (grep -r . DIR output)")

@@ -158,6 +158,16 @@ MODULE_CASES = [
     ("dcqcn-device-slash", "dcqcn", _dq(rdma_device="mlx5_0/../x", roce_tos=106), ["rdma_device", "mlx5_0/../x"]),
     ("dcqcn-parsed-garbage", "dcqcn", {"state": "parsed", "running_config": GARBAGE},
      ["running_config line 1", "this is not tool output"]),
+    ("dcqcn-parsed-param-lots", "dcqcn", {"state": "parsed", "running_config":
+                                          "/sys/class/net/eth2/ecn/roce_np/enable/3:1\n"
+                                          "/sys/class/net/eth2/ecn/roce_np/cnp_dscp:lots\n"},
+     ["running_config line 2", "'lots'"]),
+    ("dcqcn-parsed-enable-x", "dcqcn", {"state": "parsed", "running_config":
+                                        "/sys/class/net/eth2/ecn/roce_np/enable/3:x\n"},
+     ["running_config line 1", "'x'"]),
+    ("dcqcn-parsed-tclass", "dcqcn", {"state": "parsed", "running_config":
+                                      "/sys/class/infiniband/mlx5_0/tc/1/traffic_class:Global tclass=zz\n"},
+     ["running_config line 1", "tclass=zz"]),
     # ---- lldp_dcb
     ("lldp-iface-space", "lldp_dcb", _mq(interface="eth 2", admin_status="rxtx"), ["interface", "eth 2"]),
     ("lldp-iface-dotdot", "lldp_dcb", _mq(interface="..", admin_status="rxtx"), ["interface", "'..'"]),
