@@ -217,9 +217,8 @@ def parse_report(text, source="mlnx_qos output"):
         match = _RE["tc_head"].match(line)
         tsa_text = None
         if match:
-            tc = {"tc": int(match.group(1)), "prios": [],
-                  "rate": 0.0 if match.group(2) == "unlimited" else num(line, match.group(3), float,
-                                                                         "a rate in Gbps")}
+            rate = 0.0 if match.group(2) == "unlimited" else num(line, match.group(3), float, "a rate in Gbps")
+            tc = {"tc": int(match.group(1)), "prios": [], "rate": rate}
             tsa_text = match.group(4).strip()
         elif section in ("pfc", "tc") and _RE["tsa"].match(line):
             tc = {"tc": None, "prios": [], "rate": None}

@@ -13,6 +13,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
+import math
+
+
 class ValidationError(ValueError):
     """Bad input; ``msg`` names the field and the value."""
 
@@ -26,7 +29,7 @@ def as_int(field, value):
     if isinstance(value, bool):
         raise ValidationError("%s=%r: expected an integer" % (field, value))
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if math.isnan(value) or math.isinf(value):
             raise ValidationError("%s=%r: expected an integer, not NaN or an infinity" % (field, value))
         if value != int(value):
             raise ValidationError("%s=%r: expected a whole number" % (field, value))

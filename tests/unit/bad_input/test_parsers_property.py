@@ -78,10 +78,7 @@ def _rdma_captured(key):
 
 def _gdr_captured(key):
     def parse(text):
-        raw = _gdr_readiness.read_captured(None, {key: text}) if key in ("lspci", "proc_modules",
-                                                                        "nvidia_driver_version",
-                                                                        "kernel_release", "proc_cmdline") else None
-        return _gdr_readiness.derive(raw) if raw else None
+        return _gdr_readiness.derive(_gdr_readiness.read_captured(None, {key: text}))
     return parse
 
 
