@@ -19,7 +19,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
 PKEY_MIN = 0x0001
 PKEY_MAX = 0x7FFF
 DEFAULT_PKEY = 0x7FFF
-PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+\Z")
 # partitions.conf flags (OpenSM osm_prtn_config.c): ipoib, rate, mtu, sl, scope, qkey, tclass,
 # defmember (full|limited|both), indx0.
 IB_MTUS = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}

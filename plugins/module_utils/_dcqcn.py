@@ -177,12 +177,31 @@ def parse_running_config(text):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)$", line)
+        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)\Z", line)
         if not match:
             raise DcqcnError("running_config line %d %r: expected 'PATH:VALUE' (grep -r . DIR output)"
                              % (number, line))
         tree[match.group(1)] = match.group(2).strip()
     return tree
+
+
+def check_captured_numbers(text):
+    """Captured ``PATH:VALUE`` lines of ECN and ToS files hold numbers (``traffic_class`` may
+    read ``Global tclass=N``); a malformed one raises DcqcnError as ``running_config line N
+    '...': ...`` instead of being kept as text."""
+    for number, line in enumerate((text or "").splitlines(), 1):
+        match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)\Z", line.strip())
+        if not match:
+            continue
+        path, value = match.group(1), match.group(2).strip()
+        if re.search(r"/ecn/roce_(np|rp)/", path) or path.endswith("/default_roce_tos"):
+            good = re.fullmatch(r"\d+", value)
+        elif path.endswith("/traffic_class"):
+            good = value == "" or re.fullmatch(r"(?:Global tclass=)?\d+", value)
+        else:
+            continue
+        if not good:
+            raise DcqcnError("running_config line %d '%s': %r is not a number" % (number, line.strip(), value))
 
 
 def _int_or_text(text):
@@ -199,9 +218,9 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
     under any ``$SYSFS_PATH`` or pasted from another host parses the same. ``interface``
     None takes the only interface found; ``rdma_device`` None the only device found.
     """
-    ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))$")
-    tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class$")
-    cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos$")
+    ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))\Z")
+    tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class\Z")
+    cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos\Z")
     interfaces, devices, cm_devices = {}, {}, {}
     for path, text in tree.items():
         match = ecn.search(path)
@@ -277,7 +296,7 @@ def normalize_want(config, interface, rdma_device, prefix="config"):
                 raise V.ValidationError("%s.params=%r: expected a dict name: integer" % (field, params))
             checked = {}
             for name, value in params.items():
-                if not re.match(r"^[A-Za-z0-9_.]+$", str(name)) or name == "enable":
+                if not re.match(r"^[A-Za-z0-9_.]+\Z", str(name)) or name == "enable":
                     raise V.ValidationError("%s.params: %r is not a parameter file name" % (field, name))
                 low, high, what = PARAM_RANGES.get(str(name), (0, 2 ** 32 - 1, None))
                 checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, low, high, what)
@@ -456,6 +475,7 @@ class DcqcnResource(Resource):
         return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
 
     def parse(self, text):
+        check_captured_numbers(text)
         tree = parse_running_config(text)
         if not tree:
             raise DcqcnError("holds no 'PATH:VALUE' line of an ECN or ToS file (grep -r . DIR output)")

@@ -45,13 +45,18 @@ CAPTURED_KEYS = ("nvidia_smi_topo", "nvidia_smi_gpus", "ibdev2netdev", "ibstat",
 # small parsers (pure)
 # --------------------------------------------------------------------------------------
 
-def parse_proc_modules(text):
-    """Module names of ``/proc/modules`` (``name size refcount deps state address``)."""
+def parse_proc_modules(text, source="proc_modules"):
+    """Module names of ``/proc/modules`` (``name size refcount deps state address``); a
+    line of another layout raises ValueError naming ``source``, the line and its number."""
     names = []
-    for line in (text or "").splitlines():
+    for number, line in enumerate((text or "").splitlines(), 1):
         fields = line.split()
-        if fields:
-            names.append(fields[0])
+        if not fields:
+            continue
+        if len(fields) < 3 or not fields[1].isdigit() or not (fields[2].isdigit() or fields[2] == "-"):
+            raise ValueError("%s line %d '%s': not a /proc/modules line (name size refcount deps state "
+                             "address)" % (source, number, line.strip()[:80]))
+        names.append(fields[0])
     return names
 
 
@@ -103,13 +108,13 @@ def peer_memory_state(loaded_modules, open_kernel_module, release):
 # derivation (pure)
 # --------------------------------------------------------------------------------------
 
-def acs_audit(lspci_text, chains):
+def acs_audit(lspci_text, chains, source="lspci output"):
     """ACS audit like ``pcie_acs`` (default endpoints: every NVIDIA GPU and ConnectX NIC).
 
     Returns (devices, audit dict with ``bridges`` and ``pairs``)."""
     if lspci_text is None:
         return {}, {"audited": False, "bridges": {}, "pairs": {}}
-    devices = acs.parse_lspci(lspci_text)
+    devices = acs.parse_lspci(lspci_text, source)
     endpoints = [b for b, d in devices.items() if acs.is_gpu(d) or acs.is_rdma_nic(d)]
     bridges, ups = acs.audit(devices, endpoints, dict((b, chains.get(b)) for b in endpoints), acs.REDIRECT_MASK)
     return devices, {"audited": True, "bridges": bridges, "pairs": acs.pair_paths(devices, ups)}
@@ -196,7 +201,8 @@ def derive(raw, gdr_level="PXB"):
     """The ``gdr`` facts from the raw inputs of ``read_host``/``read_captured``."""
     facts = raw["rdma"]
     errors = list(facts.get("errors") or []) + list(raw.get("errors") or [])
-    lspci_devices, audit = acs_audit(raw.get("lspci_text"), raw.get("chains") or {})
+    lspci_devices, audit = acs_audit(raw.get("lspci_text"), raw.get("chains") or {},
+                                     raw.get("lspci_source") or "lspci output")
     if not audit["audited"]:
         audit["error"] = raw.get("lspci_error") or "no lspci output"
     loaded_modules = set(parse_proc_modules(raw.get("proc_modules"))) | set(raw.get("sysfs_live_modules") or [])
@@ -255,6 +261,10 @@ def _modinfo(module, name):
 
 def read_host(module, proc_root="/proc", run_root="/run"):
     """The only I/O seam: rdma facts, lspci and the sysfs chains, /proc files, modinfo."""
+    if not os.path.isdir(proc_root) or not os.path.exists(os.path.join(proc_root, "modules")) \
+            and not os.path.isdir(sysfs_path("module")):
+        raise ValueError("proc_root=%r: no such procfs (no directory, or no 'modules' in it): nothing "
+                         "says which drivers are loaded" % (proc_root,))
     raw = {"rdma": rdma.gather(module, ["devices", "gpus"]), "errors": []}
     lspci = module.get_bin_path("lspci", required=False)
     raw["lspci_text"] = None
@@ -302,7 +312,16 @@ def read_captured(module, captured):
         rdma.derive({"devices": {}, "topo_text": None, "gpu_list": None, "gpu_pci": {}, "errors": []},
                     {"devices", "gpus"})
     facts["source"] = "captured"
-    return {"rdma": facts, "errors": [], "lspci_text": captured.get("lspci"),
+    if captured.get("proc_modules") is not None:
+        parse_proc_modules(captured["proc_modules"], "captured.proc_modules")
+    if captured.get("nvidia_driver_version") is not None and \
+            parse_driver_version(captured["nvidia_driver_version"])[0] is None:
+        raise ValueError("captured.nvidia_driver_version %r: no 'NVRM version: ... N.N[.N] ...' line "
+                         "(expected /proc/driver/nvidia/version)" % (captured["nvidia_driver_version"][:80],))
+    if captured.get("kernel_release") is not None and kernel_version(captured["kernel_release"]) is None:
+        raise ValueError("captured.kernel_release %r: not a kernel release (e.g. 5.15.0-91-generic)"
+                         % (captured["kernel_release"][:80],))
+    return {"rdma": facts, "lspci_source": "captured.lspci", "errors": [], "lspci_text": captured.get("lspci"),
             "lspci_error": None if captured.get("lspci") else "no lspci text captured",
             "chains": {}, "proc_modules": captured.get("proc_modules"), "sysfs_live_modules": [],
             "nvidia_sysfs_module": False, "nvidia_driver_version": captured.get("nvidia_driver_version"),

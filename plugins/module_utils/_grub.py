@@ -53,7 +53,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resou
 
 _ASSIGN_RE = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)GRUB_CMDLINE_LINUX=")
 # characters a word may hold in grub.cfg without quoting (GRUB script lexer)
-_GRUB_SAFE_RE = re.compile(r"^[A-Za-z0-9_.,:=/+@%^~!\-]+$")
+_GRUB_SAFE_RE = re.compile(r"^[A-Za-z0-9_.,:=/+@%^~!\-]+\Z")
 
 
 class GrubParseError(ValueError):
@@ -572,9 +572,24 @@ class KernelCmdlineResource(Resource):
         return {"arguments": effective_words(assignments)}
 
     # --- plan
+    def _check_contradiction(self, want, have):
+        """The command line after the edit must not ask for opposite things through a
+        wanted argument and one already there (``iommu=nopt`` with ``iommu.passthrough=1``)."""
+        if have["backend"] == "grubby":
+            lines = [ka.edited_words(e["words"], want["arguments"]) for e in have["entries"]]
+        else:
+            lines = [self.export(None, self.predict(None, want, have, "merged"))["arguments"]]
+        names = set(w["name"] for w in want["arguments"] if w["state"] == "present")
+        for words in lines:
+            conflict = ka.contradiction(words)
+            if conflict and names & set(ka.word_name(w) for w, dummy in conflict):
+                raise ValidationError("arguments: the command line would hold both %s and %s, which "
+                                      "contradict each other: %s" % (conflict[0][0], conflict[1][0], conflict[0][1]))
+
     def plan(self, key, want, have, state):
         first = not self.planned
         self.planned = True
+        self._check_contradiction(want, have)
         if have["backend"] == "grubby":
             return [("run", argv) for argv in grubby_commands(want["grubby"], have["entries"], want["arguments"])]
         new_texts, dummy, dummy, notes = edit_grub_files(have["files"], want["arguments"])

@@ -80,15 +80,15 @@ def make_word(name, value):
 # validation of the values this module knows
 # --------------------------------------------------------------------------------------
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 # characters a value may hold; quotes and backslashes would need a second quoting layer
 # through sh, GRUB and the kernel that nothing reads back reliably.
 _BAD_VALUE_CHARS = re.compile(r"[\"'\\`\s$]")
 
 _HEX = r"[0-9A-Fa-f]"
 # pci:<vendor>:<device>[:<subvendor>:<subdevice>]  (pci_dev_str_match, 0 = any)
-_PCI_IDS_RE = re.compile(r"^pci:(%s{1,4}):(%s{1,4})(?::(%s{1,4}):(%s{1,4}))?$" % ((_HEX,) * 4))
-_ACS_FLAGS_RE = re.compile(r"^[01xX]{1,7}$")
+_PCI_IDS_RE = re.compile(r"^pci:(%s{1,4}):(%s{1,4})(?::(%s{1,4}):(%s{1,4}))?\Z" % ((_HEX,) * 4))
+_ACS_FLAGS_RE = re.compile(r"^[01xX]{1,7}\Z")
 
 # pci= sub-options from Documentation/admin-guide/kernel-parameters.txt; "=" marks
 # those that take a value.  Unknown sub-options are warned about, not refused: the
@@ -274,7 +274,49 @@ def validate_arguments(items):
                                 "pci is single-valued" % (where, name, seen[(name, "present")]))
         seen[(name, state)] = index
         wants.append({"name": name, "value": value, "state": state})
+    present = dict((w["name"], (i, w["value"])) for i, w in enumerate(wants) if w["state"] == "present")
+    conflict = contradiction([make_word(n, v) for n, (dummy, v) in present.items()])
+    if conflict:
+        first, second = conflict
+        raise ArgumentError("arguments[%d] %s and arguments[%d] %s contradict each other: %s"
+                            % (present[word_name(first[0])][0], first[0], present[word_name(second[0])][0],
+                               second[0], first[1]))
     return wants, warnings
+
+
+_TRUE_WORDS = frozenset(["1", "y", "Y", "on", "yes"])
+_FALSE_WORDS = frozenset(["0", "n", "N", "off", "no"])
+
+
+def _passthrough_of(word):
+    """What one word says about IOMMU passthrough: True, False or None (nothing)."""
+    name, value = word_name(word), word_value(word)
+    if name == "iommu" and value:
+        tokens = value.split(",")
+        if "pt" in tokens:
+            return True
+        if "nopt" in tokens:
+            return False
+    if name == "iommu.passthrough" and value is not None:
+        if value in _TRUE_WORDS:
+            return True
+        if value in _FALSE_WORDS:
+            return False
+    return None
+
+
+def contradiction(words):
+    """The first pair of kernel words that ask for opposite things (``iommu=nopt`` with
+    ``iommu.passthrough=1``, ``iommu=pt`` with ``iommu.passthrough=0``), as
+    ``((word, reason), (word, reason))``, or None."""
+    said = [(w, _passthrough_of(w)) for w in words]
+    said = [(w, v) for w, v in said if v is not None]
+    for word, value in said:
+        for other, other_value in said:
+            if word_name(word) != word_name(other) and value != other_value:
+                return ((word, "one turns IOMMU passthrough %s, the other %s; keep one of them"
+                         % ("on" if value else "off", "on" if other_value else "off")), (other, ""))
+    return None
 
 
 # --------------------------------------------------------------------------------------

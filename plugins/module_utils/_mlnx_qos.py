@@ -30,6 +30,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import os
 import re
 
@@ -61,24 +62,24 @@ class MlnxQosError(ValueError):
 # in three spaces, and vendor doc pages collapse every whitespace run.
 _RE = {
     "prompt": re.compile(r"^[$#]\s*(\S*/)?mlnx_qos\b"),
-    "warning": re.compile(r"^\*+\s*WARNING:\s*(.*?)\s*\**$"),
-    "unsupported": re.compile(r"^(.*\bnot supported on your system)!?$"),
-    "dcbx": re.compile(r"^DCBX mode:\s*(OS|Firmware) controlled$"),
-    "trust": re.compile(r"^Priority trust state:\s*(\S+)$"),
-    "dscp_head": re.compile(r"^dscp2prio mapping:$"),
-    "dscp_row": re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)$"),
-    "deflt_head": re.compile(r"^default priority:$"),
-    "deflt_row": re.compile(r"^prio:\s*(\d+)$"),
-    "buffer": re.compile(r"^Receive buffer size \(bytes\):\s*(.*)$"),
-    "cable": re.compile(r"^Cable len:\s*(\d+)$"),
-    "pfc_head": re.compile(r"^PFC configuration:$"),
-    "pfc_prio": re.compile(r"^priority((?:\s+\d){8})$"),
-    "pfc_enabled": re.compile(r"^enabled((?:\s+[01]){8})$"),
-    "pfc_buffer": re.compile(r"^buffer((?:\s+\d){8})$"),
-    "tc_head": re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*(unlimited|([0-9.]+)\s*Gbps)\s*,\s*tsa:\s*(.*)$"),
+    "warning": re.compile(r"^\*+\s*WARNING:\s*(.*?)\s*\**\Z"),
+    "unsupported": re.compile(r"^(.*\bnot supported on your system)!?\Z"),
+    "dcbx": re.compile(r"^DCBX mode:\s*(OS|Firmware) controlled\Z"),
+    "trust": re.compile(r"^Priority trust state:\s*(\S+)\Z"),
+    "dscp_head": re.compile(r"^dscp2prio mapping:\Z"),
+    "dscp_row": re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)\Z"),
+    "deflt_head": re.compile(r"^default priority:\Z"),
+    "deflt_row": re.compile(r"^prio:\s*(\d+)\Z"),
+    "buffer": re.compile(r"^Receive buffer size \(bytes\):\s*(.*)\Z"),
+    "cable": re.compile(r"^Cable len:\s*(\d+)\Z"),
+    "pfc_head": re.compile(r"^PFC configuration:\Z"),
+    "pfc_prio": re.compile(r"^priority((?:\s+\d){8})\Z"),
+    "pfc_enabled": re.compile(r"^enabled((?:\s+[01]){8})\Z"),
+    "pfc_buffer": re.compile(r"^buffer((?:\s+\d){8})\Z"),
+    "tc_head": re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*(unlimited|([0-9.]+)\s*Gbps)\s*,\s*tsa:\s*(.*)\Z"),
     # Without rate-limit support the "tc: N ratelimit: ..., tsa: " prefix is not printed.
-    "tsa": re.compile(r"^(?:(ets)(?:,\s*bw:\s*(\d+)\s*%)?|(strict|vendor|unknown|cb_shaper))$"),
-    "tc_member": re.compile(r"^priority:\s*(\d)$"),
+    "tsa": re.compile(r"^(?:(ets)(?:,\s*bw:\s*(\d+)\s*%)?|(strict|vendor|unknown|cb_shaper))\Z"),
+    "tc_member": re.compile(r"^priority:\s*(\d)\Z"),
     "traceback": re.compile(r"^Traceback \(most recent call last\):"),
 }
 
@@ -106,17 +107,32 @@ def _check_not_error(text):
         raise MlnxQosError("mlnx_qos printed no QoS report: %s" % ("; ".join(words) or "(no output)"), text)
 
 
-def parse_report(text):
+def parse_report(text, source="mlnx_qos output"):
     """Parse the report ``mlnx_qos -i IF [-a]`` prints, any release (see samples/mlnx_qos.txt).
 
     Handles: lldpad warning + blank line first, ``default priority:`` (<= 2024-11), the
     buffer line ending in ``max_buffer_size=N`` / ``total_size=N`` / a bare comma, dscp
     lists wrapped every 8 values on repeated ``prio:N dscp:`` lines, TCs in any order,
     TC headers without the ``tc: N ratelimit: ..., tsa:`` prefix, trailing spaces and
-    tabs turned into spaces. Raises MlnxQosError on error text or a traceback.
+    tabs turned into spaces. Raises MlnxQosError on error text or a traceback, and on a
+    malformed number inside a known line, as ``SOURCE line N '...': what is wrong``.
     """
     text = text or ""
     _check_not_error(text)
+    lines = text.splitlines()
+    number = [0]
+
+    def bad(line, what):
+        return MlnxQosError("%s line %d '%s': %s" % (source, number[0], line, what), text)
+
+    def num(line, tok, kind=int, what="an integer"):
+        try:
+            value = kind(tok)
+        except (TypeError, ValueError):
+            raise bad(line, "%r is not %s" % (tok, what))
+        if kind is float and (math.isnan(value) or math.isinf(value)):
+            raise bad(line, "%r is not a finite number" % (tok,))
+        return value
     state = empty_state()
     info = state["info"]
     section = None
@@ -124,7 +140,7 @@ def parse_report(text):
     tcs = []            # [{"tc": int|None, "tsa":, "bw":, "rate":, "prios": []}]
     bare_headers = False
 
-    for raw in text.splitlines():
+    for number[0], raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or _RE["prompt"].match(line):
             continue
@@ -155,7 +171,7 @@ def parse_report(text):
             prio = int(match.group(1))
             for tok in match.group(2).split(","):
                 if tok.strip():
-                    dscp2prio[int(tok)] = prio
+                    dscp2prio[num(line, tok.strip())] = prio
             continue
         match = _RE["deflt_row"].match(line)
         if match and section == "default":
@@ -170,9 +186,9 @@ def parse_report(text):
                 if not tok:
                     continue      # releases before 2022-12 end the line with a bare comma
                 if "=" in tok:    # max_buffer_size=N (2023-05+) or total_size=N (2022-12..2023-05)
-                    info["max_buffer_size"] = int(tok.split("=", 1)[1])
-                elif tok.isdigit():
-                    sizes.append(int(tok))
+                    info["max_buffer_size"] = num(line, tok.split("=", 1)[1].strip(), what="a buffer size")
+                else:
+                    sizes.append(num(line, tok, what="a buffer size in bytes"))
             state["buffer_size"] = sizes if len(sizes) == 8 else None
             continue
         match = _RE["cable"].match(line)
@@ -185,6 +201,10 @@ def parse_report(text):
             continue
         if section == "pfc" and _RE["pfc_prio"].match(line):
             continue
+        if section == "pfc" and line.split(None, 1)[0] in ("enabled", "buffer") \
+                and not (_RE["pfc_enabled"].match(line) or _RE["pfc_buffer"].match(line)):
+            raise bad(line, "expected '%s' and 8 values (%s)" % (
+                line.split(None, 1)[0], "0 or 1" if line.startswith("enabled") else "buffer numbers"))
         match = _RE["pfc_enabled"].match(line)
         if match and section == "pfc":
             bits = _ints(match.group(1))
@@ -197,8 +217,8 @@ def parse_report(text):
         match = _RE["tc_head"].match(line)
         tsa_text = None
         if match:
-            tc = {"tc": int(match.group(1)), "prios": [],
-                  "rate": 0.0 if match.group(2) == "unlimited" else float(match.group(3))}
+            rate = 0.0 if match.group(2) == "unlimited" else num(line, match.group(3), float, "a rate in Gbps")
+            tc = {"tc": int(match.group(1)), "prios": [], "rate": rate}
             tsa_text = match.group(4).strip()
         elif section in ("pfc", "tc") and _RE["tsa"].match(line):
             tc = {"tc": None, "prios": [], "rate": None}
@@ -332,6 +352,8 @@ def normalize_want(config, field="config"):
             number = float(value)
         except (TypeError, ValueError):
             raise V.ValidationError("%s=%r: expected a number of Gbps" % (field, value))
+        if isinstance(value, bool) or math.isnan(number) or math.isinf(number):
+            raise V.ValidationError("%s=%r: expected a finite number of Gbps" % (field, value))
         if number < 0 or number > 1000000:
             raise V.ValidationError("%s=%r: rate must be 0 (unlimited) to 1000000 Gbps" % (field, value))
         if number != int(number):
@@ -372,14 +394,17 @@ def _normalize_dscp2prio(value, field_base="config"):
     else:
         raise V.ValidationError("%s.dscp2prio=%r: expected a list of {dscp, priority} or a "
                                 "dict dscp: priority" % (field_base, value))
-    result = {}
+    result, where = {}, {}
     for field, dscp, prio in pairs:
         dscp = V.dscp(field + ".dscp", dscp)
         prio = V.priority(field + ".priority", prio)
         if dscp in result and result[dscp] != prio:
             raise V.ValidationError("%s: DSCP %d is mapped twice (priority %d and %d)"
                                     % (field, dscp, result[dscp], prio))
-        result[dscp] = prio
+        if dscp in result:
+            raise V.ValidationError("%s: DSCP %d -> priority %d is given twice (also %s); give each DSCP once"
+                                    % (field, dscp, prio, where[dscp]))
+        result[dscp], where[dscp] = prio, field
     return result
 
 
@@ -581,7 +606,7 @@ class MlnxQosResource(Resource):
         return read_state(self.module, self.tool(), key)
 
     def parse(self, text):
-        return to_config(parse_report(text))
+        return to_config(parse_report(text, "running_config"))
 
     def export(self, key, have):
         return to_config(have)

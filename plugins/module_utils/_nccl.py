@@ -27,7 +27,7 @@ class NcclError(ValueError):
 # ---------------------------------------------------------------- NCCL_IB_HCA
 
 MAX_HCAS = 32  # fixed upper limit documented for NCCL_IB_HCA
-_DEVICE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_DEVICE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+\Z")
 
 
 def _rail_items(rails):
@@ -253,7 +253,7 @@ NCCL_TOPO_FILE NCCL_TREE_THRESHOLD NCCL_TUNER_PLUGIN NCCL_UID_STAGGER_RATE NCCL_
 NCCL_WIN_ENABLE NCCL_WORK_FIFO_BYTES NCCL_WORK_FIFO_DEPTH
 """.split())
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def validate_names(names, allowed=None):
@@ -299,10 +299,10 @@ def format_value(name, value):
         raise NcclError("%s: value %r has leading or trailing whitespace, which NCCL keeps verbatim" % (name, value))
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         raise NcclError("%s: value %s is quoted; NCCL keeps quotes verbatim, write it without them" % (name, value))
-    if re.match(r"^[+-]?0[0-9]+$", value):
+    if re.match(r"^[+-]?0[0-9]+\Z", value):
         raise NcclError("%s: value %r has a leading zero; NCCL reads numbers with base detection, so it "
                         "would be octal (%r is %d). Write it without the zero." % (
-                            name, value, value, int(value.lstrip("+-"), 8) if re.match(r"^[+-]?[0-7]+$", value) else 0))
+                            name, value, value, int(value.lstrip("+-"), 8) if re.match(r"^[+-]?[0-7]+\Z", value) else 0))
     if len(value) > _MAX_FIELD:
         raise NcclError("%s: value is %d characters, NCCL reads at most %d" % (name, len(value), _MAX_FIELD))
     return value

@@ -46,9 +46,9 @@ CLEAR_MASKS = {"redirect": REDIRECT_MASK, "all": ALL_MASK}
 _HEADER_RE = re.compile(
     r"^(?P<bdf>" + BDF_TEXT + r")\s+"
     r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
-    r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*$")
+    r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*\Z")
 _FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
-_CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)$")
+_CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
 _BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
                      r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
 _PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
@@ -65,7 +65,7 @@ def word_to_flags(word):
     return dict((name, bool(word & (1 << bit))) for bit, name in enumerate(ACS_BITS))
 
 
-def parse_lspci(text):
+def parse_lspci(text, source="lspci output"):
     """Parse ``lspci [-D] [-nn] -vvv`` into {bdf: device dict}, in print order.
 
     device: bdf, class, class_id, description, vendor_id, device_id, numa_node,
@@ -125,6 +125,12 @@ def parse_lspci(text):
             ctl = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
             cur["acs"]["ctl"] = ctl
             cur["acs"]["ctl_word"] = flags_to_word(ctl)
+    if not devices:
+        first = [(n, ln) for n, ln in enumerate((text or "").splitlines(), 1) if ln.strip()]
+        if first:
+            raise ValueError("%s line %d '%s': no PCI function header ('BDF class: description') in the "
+                             "text: not 'lspci -vvv' output" % (source, first[0][0], first[0][1].strip()[:80]))
+        raise ValueError("%s: empty, no PCI function in it (expected 'lspci -vvv' output)" % source)
     return devices
 
 
@@ -218,7 +224,8 @@ def audit(devices, endpoints, chains, mask):
     ``chains``: {bdf: sysfs chain or None}."""
     missing = [bdf for bdf in endpoints if bdf not in devices]
     if missing:
-        raise ToolError("PCI function(s) %s not found in lspci output" % ", ".join(missing))
+        raise ToolError("devices: PCI function(s) %s not found in lspci output (no such device on this "
+                        "host)" % ", ".join(missing))
     ups = dict((bdf, upstream_bridges(bdf, devices, chains.get(bdf))) for bdf in endpoints)
     bridges = {}
     for bdf in endpoints:
@@ -321,7 +328,12 @@ class PcieAcsResource(Resource):
         if bad:
             raise ValidationError("devices: %s not PCI addresses ([domain:]bus:dev.fn, e.g. 0000:1a:00.0)"
                                   % ", ".join(repr(b) for b in bad))
-        return {"endpoints": [normalize_bdf(b) for b in entry["devices"]] if entry["devices"] else None,
+        endpoints = [normalize_bdf(b) for b in entry["devices"] or []]
+        twice = [b for i, b in enumerate(endpoints) if b in endpoints[:i]]
+        if twice:
+            raise ValidationError("devices: %s given twice (%s); give each PCI function once"
+                                  % (", ".join(sorted(set(twice))), ", ".join(repr(b) for b in entry["devices"])))
+        return {"endpoints": endpoints or None,
                 "mask": CLEAR_MASKS[entry["clear"]], "action": entry["state"]}
 
     def _audit(self, devices, want, use_sysfs):
@@ -350,7 +362,7 @@ class PcieAcsResource(Resource):
         params = self.module.params
         want = self.normalize(dict(devices=params["devices"], clear=params["clear"], state="parsed"), "config")
         try:
-            have = self._audit(parse_lspci(text), want, False)
+            have = self._audit(parse_lspci(text, "running_config"), want, False)
         except ToolError as exc:
             raise ValidationError(exc.msg)
         self.extras.update(before=have["bridges"], after=have["bridges"], commands=[])

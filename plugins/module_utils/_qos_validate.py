@@ -13,6 +13,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
+import math
+
+
 class ValidationError(ValueError):
     """Bad input; ``msg`` names the field and the value."""
 
@@ -26,6 +29,8 @@ def as_int(field, value):
     if isinstance(value, bool):
         raise ValidationError("%s=%r: expected an integer" % (field, value))
     if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ValidationError("%s=%r: expected an integer, not NaN or an infinity" % (field, value))
         if value != int(value):
             raise ValidationError("%s=%r: expected a whole number" % (field, value))
         return int(value)
@@ -56,7 +61,17 @@ def priority_list(field, values):
         return None
     if not isinstance(values, (list, tuple)):
         raise ValidationError("%s=%r: expected a list of priorities 0-7" % (field, values))
-    return sorted(set(priority("%s[%d]" % (field, i), v) for i, v in enumerate(values)))
+    checked = [priority("%s[%d]" % (field, i), v) for i, v in enumerate(values)]
+    refuse_duplicates(field, checked, "priority")
+    return sorted(checked)
+
+
+def refuse_duplicates(field, values, what="value"):
+    """Duplicates are refused, naming them and where they are, never dropped in silence."""
+    for index, value in enumerate(values):
+        if value in values[:index]:
+            raise ValidationError("%s=%r: %s %r is given twice (%s[%d] and %s[%d]); give each once"
+                                  % (field, list(values), what, value, field, values.index(value), field, index))
 
 
 def list_of_8(field, values, check):

@@ -424,10 +424,13 @@ def parse_ibstat(text, devices, errors):
                 port["phys_state"] = phys_state_word(fields["Physical state"])
             if "Rate" in fields:
                 port["rate"], port["rate_gbps"] = fields["Rate"], rate_gbps(fields["Rate"])
-            if "Base lid" in fields:
-                port["lid"] = int(fields["Base lid"])
-            if "SM lid" in fields:
-                port["sm_lid"] = int(fields["SM lid"])
+            for key, target in (("Base lid", "lid"), ("SM lid", "sm_lid")):
+                if key in fields:
+                    try:
+                        port[target] = int(fields[key])
+                    except ValueError:
+                        raise ValueError("ibstat CA '%s' port %s '%s: %s': not a LID (a decimal number)"
+                                         % (ca["name"], entry["port"], key, fields[key]))
             if entry["port_guid"]:
                 port["port_guid"] = entry["port_guid"]
             if "Link layer" in fields:
@@ -435,7 +438,7 @@ def parse_ibstat(text, devices, errors):
     return devices
 
 
-_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}\Z")
 
 
 def parse_show_gids(text, devices):
@@ -468,7 +471,7 @@ def parse_show_gids(text, devices):
 _IB2N = re.compile(
     r"^(?:(?P<bdf>" + _bdf.BDF_TEXT + r")\s+)?(?P<dev>\S+)\s"
     r"(?:.*?\sfw (?P<fw>\S+)\s)?.*?\bport (?P<port>\d+)(?: \((?P<state>[A-Za-z_]+)\s*\))?"
-    r" ==> (?P<netdev>\S+) \((?P<carrier>\w+)\)\s*$")
+    r" ==> (?P<netdev>\S+) \((?P<carrier>\w+)\)\s*\Z")
 
 
 def parse_ibdev2netdev(text, devices):
@@ -491,14 +494,49 @@ def parse_ibdev2netdev(text, devices):
     return devices
 
 
+def _first_line(text):
+    for number, line in enumerate((text or "").splitlines(), 1):
+        if line.strip():
+            return number, line.strip()[:80]
+    return None
+
+
+def refuse_unrecognised(name, text, found, layout):
+    """Captured text that holds nothing its parser recognises is an error, never an empty
+    result: ValueError naming the input (``captured.NAME``) and its first line."""
+    if found or text is None:
+        return
+    first = _first_line(text)
+    if first is None:
+        raise ValueError("captured.%s: empty (expected %s)" % (name, layout))
+    raise ValueError("captured.%s line %d '%s': nothing in the text is %s" % (name, first[0], first[1], layout))
+
+
+def _count_gids(devices):
+    return sum(len(port["gids"]) for device in devices.values() for port in device["ports"])
+
+
 def read_captured(captured, subsets):
-    """Raw inputs of ``derive`` from captured tool texts; touches nothing on the host."""
+    """Raw inputs of ``derive`` from captured tool texts; touches nothing on the host.
+    A text given that holds nothing its parser recognises raises ValueError naming it."""
     errors = []
     devices = {}
     parse_ibstat(captured.get("ibstat"), devices, errors)
+    if captured.get("ibstat") is not None and not devices:
+        refused = [e["msg"] for e in errors if e["msg"].startswith("ibstat line")]
+        if refused:
+            raise ValueError("captured.%s" % refused[0])
+        refuse_unrecognised("ibstat", captured.get("ibstat"), False, "'ibstat' output (CA 'name' blocks)")
     if "gids" in subsets or captured.get("show_gids"):
+        count = _count_gids(devices)
         parse_show_gids(captured.get("show_gids"), devices)
+        refuse_unrecognised("show_gids", captured.get("show_gids"), _count_gids(devices) > count,
+                            "'show_gids' output (DEV PORT INDEX GID [IPv4] VER [DEV])")
+    before = dict((n, [p["netdev"] for p in d["ports"]]) for n, d in devices.items())
     parse_ibdev2netdev(captured.get("ibdev2netdev"), devices)
+    refuse_unrecognised("ibdev2netdev", captured.get("ibdev2netdev"),
+                        before != dict((n, [p["netdev"] for p in d["ports"]]) for n, d in devices.items()),
+                        "'ibdev2netdev' output (DEV port N ==> NETDEV (Up|Down))")
     if "gids" not in subsets:
         for device in devices.values():
             for port in device["ports"]:
@@ -507,7 +545,14 @@ def read_captured(captured, subsets):
         finish_device(devices[name])
     devices = dict((name, devices[name]) for name in natural_sorted(devices))
     topo_text = captured.get("nvidia_smi_topo") if "gpus" in subsets else None
+    if topo_text is not None:
+        refuse_unrecognised("nvidia_smi_topo", topo_text, parse_topo(topo_text)["gpus"],
+                            "'nvidia-smi topo -m' output (a GPU0 ... header and rows)")
     gpu_list = parse_gpu_query(captured.get("nvidia_smi_gpus")) if topo_text else None
+    if gpu_list is not None or (captured.get("nvidia_smi_gpus") is not None and "gpus" in subsets):
+        refuse_unrecognised("nvidia_smi_gpus", captured.get("nvidia_smi_gpus"),
+                            parse_gpu_query(captured.get("nvidia_smi_gpus")),
+                            "'nvidia-smi --query-gpu=index,pci.bus_id,... --format=csv,noheader' output")
     return {"devices": devices, "topo_text": topo_text, "gpu_list": gpu_list, "gpu_pci": {},
             "errors": errors}
 

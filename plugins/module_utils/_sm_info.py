@@ -38,12 +38,12 @@ STATE_NAMES = {0: "not_active", 1: "discovering", 2: "standby", 3: "master"}
 
 SMINFO_LINE = re.compile(
     r"^(?:\S*/)?sminfo: sm lid (?P<lid>\d+) sm guid 0x(?P<guid>[0-9a-fA-F]{1,16}), "
-    r"activity count (?P<act>\d+) priority (?P<prio>\d+) state (?P<state>\d+)(?: (?P<name>\S+))?\s*$"
+    r"activity count (?P<act>\d+) priority (?P<prio>\d+) state (?P<state>\d+)(?: (?P<name>\S+))?\s*\Z"
 )
 # 'Key.....value' with a dot leader; 'RID' and 'SMInfo dump:' lines have none.
-DOT_FIELD = re.compile(r"^\s*(?P<key>[A-Za-z_0-9]+?)\.{2,}(?P<value>.*?)\s*$")
+DOT_FIELD = re.compile(r"^\s*(?P<key>[A-Za-z_0-9]+?)\.{2,}(?P<value>.*?)\s*\Z")
 # A captured command line in running_config ('$ sminfo 5'); also what gather() writes.
-COMMAND_LINE = re.compile(r"^\$ (?P<cmd>.*)$")
+COMMAND_LINE = re.compile(r"^\$ (?P<cmd>.*)\Z")
 DPORT_LID = re.compile(r"dport \(Lid (?P<lid>\d+)\)")
 
 
@@ -113,10 +113,30 @@ def parse_smir(lines):
         try:
             entries.append(_sm_entry(_int(fields["LID"]), fields["GUID"], _int(fields["Priority"]),
                                      _int(fields["SMState"]), _int(fields["ActCount"]), "saquery_smir"))
-        except (KeyError, ValueError):
+        except KeyError:
             # A truncated record (simulator RMPP, paste cut short) is skipped, not guessed.
             continue
+        except ValueError as exc:
+            raise ValueError(_malformed(lines, block, exc))
     return entries
+
+
+def _malformed(lines, block, exc):
+    """'running_config line N '...': what is wrong' for a record field that does not parse."""
+    for key, value in block:
+        try:
+            if key == "GUID":
+                normalize_guid(value)
+            elif key in ("LID", "Priority", "SMState", "ActCount", "EndPortLid", "PortNum"):
+                _int(value)
+            else:
+                continue
+        except ValueError as err:
+            for number, line in enumerate(lines, 1):
+                field = DOT_FIELD.match(line)
+                if field and field.group("key") == key and field.group("value") == value:
+                    return "running_config line %d '%s': %s" % (number, line.strip(), err)
+    return "running_config: %s" % exc
 
 
 def parse_issm(lines):
@@ -196,8 +216,24 @@ def parse_errors(lines):
 def parse(text):
     """Captured sminfo / saquery SMIR / saquery -s text -> facts (see summarize)."""
     lines = (text or "").splitlines()
-    sminfo_entries = [e for e in (parse_sminfo_line(line) for line in lines) if e]
-    return summarize(sminfo_entries, parse_smir(lines), parse_issm(lines), parse_errors(lines))
+    sminfo_entries = []
+    for number, line in enumerate(lines, 1):
+        if "sminfo: sm lid" in line:
+            entry = parse_sminfo_line(line)
+            if entry is None:
+                raise ValueError("running_config line %d '%s': not an sminfo answer ('sminfo: sm lid N sm guid "
+                                 "0x<1-16 hex digits>, activity count N priority N state N')"
+                                 % (number, line.strip()[:120]))
+            sminfo_entries.append(entry)
+    smir, issm, errors = parse_smir(lines), parse_issm(lines), parse_errors(lines)
+    records = any(ln.strip().endswith("dump:") for ln in lines)   # saquery records of another kind
+    if not (sminfo_entries or smir or issm or errors or records):
+        first = [(n, ln.strip()) for n, ln in enumerate(lines, 1) if ln.strip()]
+        if not first:
+            raise ValueError("running_config: empty (expected captured sminfo / saquery SMIR / saquery -s output)")
+        raise ValueError("running_config line %d '%s': no sminfo answer, SMInfoRecord or PortInfoRecord in the "
+                         "text (expected captured sminfo / saquery output)" % (first[0][0], first[0][1][:80]))
+    return summarize(sminfo_entries, smir, issm, errors)
 
 
 def summarize(sminfo_entries, smir_entries, issm_ports, errors, default_sminfo=None):

@@ -22,9 +22,9 @@ RELATION_RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5, "SOC": 5}
 _UNKNOWN_RANK = 99
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_GPU_LABEL = re.compile(r"^GPU\d+$")
-_LEGEND_LINE = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
-_RELATION = re.compile(r"^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N/A)$")
+_GPU_LABEL = re.compile(r"^GPU\d+\Z")
+_LEGEND_LINE = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*\Z")
+_RELATION = re.compile(r"^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N/A)\Z")
 # Trailing columns whose headers contain spaces; renamed so a whitespace split keeps them whole.
 _TRAILING_HEADERS = (("GPU NUMA ID", "gpu_numa_id"), ("CPU Affinity", "cpu_affinity"),
                      ("NUMA Affinity", "numa_affinity"))

@@ -218,6 +218,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
 
 
 def main():
@@ -234,10 +235,14 @@ def main():
         captured = dict((key, value) for key, value in captured.items() if value)
         if not captured:
             module.fail_json(msg="captured: give at least one of %s" % ", ".join(gdr.CAPTURED_KEYS))
-        raw = gdr.read_captured(module, captured)
-    else:
-        raw = gdr.read_host(module, module.params["proc_root"])
-    facts = gdr.derive(raw, module.params["gdr_level"])
+    try:
+        if captured is not None:
+            raw = gdr.read_captured(module, captured)
+        else:
+            raw = gdr.read_host(module, module.params["proc_root"])
+        facts = gdr.derive(raw, module.params["gdr_level"])
+    except (ValueError, ToolError) as exc:
+        module.fail_json(msg=getattr(exc, "msg", None) or str(exc))
     module.exit_json(changed=False, ansible_facts={"gdr": facts})
 
 

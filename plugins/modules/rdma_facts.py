@@ -233,7 +233,10 @@ def main():
         if not captured:
             module.fail_json(msg="captured: give at least one of nvidia_smi_topo, nvidia_smi_gpus, "
                                  "ibstat, show_gids, ibdev2netdev")
-    facts = gather(module, module.params["gather_subset"], captured)
+    try:
+        facts = gather(module, module.params["gather_subset"], captured)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
     module.exit_json(changed=False, ansible_facts={"rdma": facts})
 
 

@@ -187,9 +187,16 @@ def main():
     bad_lids = [lid for lid in params["lids"] if not 0 < lid < 0xC000]
     if bad_lids:
         module.fail_json(msg="lids must be unicast LIDs 1-49151, got %s" % bad_lids)
+    twice = sorted(set(lid for i, lid in enumerate(params["lids"]) if lid in params["lids"][:i]))
+    if twice:
+        module.fail_json(msg="lids=%s: LID(s) %s given twice; give each LID once" % (params["lids"], twice))
 
     if params["state"] == "parsed":
-        module.exit_json(changed=False, parsed=parse(params["running_config"]))
+        try:
+            parsed = parse(params["running_config"])
+        except ValueError as exc:
+            module.fail_json(msg=str(exc))
+        module.exit_json(changed=False, parsed=parsed)
 
     try:
         facts, raw = gather(module, ca=params["ca"], port=params["port"], timeout=params["timeout"],

@@ -107,10 +107,10 @@ def test_after_failover_last_answer_wins():
     assert facts["master_count"] == 1
 
 
-def test_help_sample_yields_nothing():
-    facts = smi.parse(body(SMINFO["SMINFO-HELP"]))
-    assert facts == {"master": None, "sm_ports": [], "master_count": 0, "standby_count": 0,
-                     "issm_ports": [], "errors": []}
+def test_help_sample_is_refused():
+    # text holding nothing the parser recognises is an error, never an empty answer (issue 15)
+    with pytest.raises(ValueError, match=r"running_config line \d+ '.*': no sminfo answer"):
+        smi.parse(body(SMINFO["SMINFO-HELP"]))
 
 
 # ---------------------------------------------------------------- saquery
