@@ -69,6 +69,26 @@ def check_all(module, requests):
     return out
 
 
+class _ReadOnce(object):
+    """The module as the readers see it, with each distinct tool run made once: rdma_facts
+    and gdr_readiness both read the GPUs (``nvidia-smi``) and the PCIe tree; in one read-only
+    call the second reader gets the first one's output instead of running the tool again."""
+
+    def __init__(self, module):
+        self._module = module
+        self._runs = {}
+
+    def run_command(self, args, **kwargs):
+        key = (tuple(args) if isinstance(args, (list, tuple)) else args,
+               tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+        if key not in self._runs:
+            self._runs[key] = self._module.run_command(args, **kwargs)
+        return self._runs[key]
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
 def gather_facts(module, wanted):
     """The readers the areas' expected states start from, in the same call: ``rdma_facts``
     (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``,
@@ -76,6 +96,7 @@ def gather_facts(module, wanted):
     Returns ``(facts, errors)``; a reader that fails is an error, not empty facts."""
     facts, errors = {}, {}
     wanted = wanted or {}
+    module = _ReadOnce(module)
     if "rdma_facts" in wanted:
         from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
         try:
