@@ -85,6 +85,44 @@ def _check(errors, function, *args):
         return None
 
 
+def _dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio):
+    """A DSCP the role's variables send to two priorities (mlnx_qos refuses such a map, and as
+    DSCP APP entries of lldp_dcb it would advertise two priorities for one DSCP): each message
+    names both variables. Values already refused elsewhere (None) are skipped."""
+    sources = []
+    if roce_dscp is not None and lossless is not None:
+        sources.append(("roce_qos_roce_dscp", roce_dscp, "roce_qos_lossless_priority", lossless))
+    if cnp_dscp is not None and cnp_prio is not None:
+        sources.append(("roce_qos_cnp_dscp", cnp_dscp, "roce_qos_cnp_priority", cnp_prio))
+    extra = settings.get("dscp2prio_extra") or []
+    for index, entry in enumerate(extra if isinstance(extra, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        try:
+            dscp = V.dscp("roce_qos_dscp2prio_extra[%d].dscp" % index, entry.get("dscp"))
+            prio = V.priority("roce_qos_dscp2prio_extra[%d].priority" % index, entry.get("priority"))
+        except (V.ValidationError, ValueError, TypeError):
+            continue            # the modules' normaliser names it
+        name = "roce_qos_dscp2prio_extra[%d]" % index
+        sources.append((name + ".dscp", dscp, name + ".priority", prio))
+    errors, seen = [], {}
+    for name, dscp, prio_name, prio in sources:
+        if dscp in seen:
+            first, first_prio_name, first_prio = seen[dscp]
+            if name.startswith("roce_qos_dscp2prio_extra") and not first.startswith("roce_qos_dscp2prio_extra"):
+                continue        # "moves roce_qos_roce_dscp/cnp_dscp" below names both
+            if first_prio != prio:
+                errors.append("%s=%s and %s=%s send DSCP %s to two priorities (%s=%s, %s=%s): mlnx_qos and an "
+                              "LLDP DSCP APP entry take one priority per DSCP; use another DSCP for one of them"
+                              % (first, dscp, name, dscp, dscp, first_prio_name, first_prio, prio_name, prio))
+            elif name.startswith("roce_qos_dscp2prio_extra") and first.startswith("roce_qos_dscp2prio_extra"):
+                errors.append("%s=%s and %s=%s map DSCP %s twice: give it once"
+                              % (first, dscp, name, dscp, dscp))
+            continue
+        seen[dscp] = (name, prio_name, prio)
+    return errors
+
+
 def config_errors(settings):
     """Every problem of the role's variables; [] when they are good."""
     if not isinstance(settings, dict):
@@ -125,6 +163,7 @@ def config_errors(settings):
             if value is not None and dscp is not None and str(dscp) == str(value):
                 errors.append("roce_qos_dscp2prio_extra[%d].dscp=%s moves %s=%s: the role maps that DSCP itself"
                               % (index, dscp, name, value))
+    errors.extend(_dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio))
     np_params = settings.get("dcqcn_np_params") or {}
     for key, name, value in (("cnp_dscp", "roce_qos_cnp_dscp", cnp_dscp), ("cnp_802p_prio", "roce_qos_cnp_priority",
                                                                            cnp_prio)):
