@@ -19,6 +19,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
@@ -27,6 +29,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import check_n
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
+# What rdma-fabric-roce-qos-apply accepts on a state line (it refuses any other character).
+STATE_LINE_RE = re.compile(r"[A-Za-z0-9_.:@-]+ (?:mlnx_qos|sysfs) [A-Za-z0-9_.,:=/@ -]+")
 LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
 
 
@@ -225,6 +229,10 @@ def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
             if node_sysfs != local and path.startswith(local.rstrip("/") + "/"):
                 path = node_sysfs.rstrip("/") + path[len(local.rstrip("/")):]
             lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string((path, value))))
+    for line in lines[2:]:
+        if not STATE_LINE_RE.fullmatch(line):
+            raise AnsibleFilterError("roce_qos: the boot-time state line %r holds characters the applier refuses "
+                                     "(it never expands them into an argv)" % (line,))
     return "\n".join(lines) + "\n"
 
 
