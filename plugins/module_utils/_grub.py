@@ -529,6 +529,8 @@ class KernelCmdlineResource(Resource):
         super(KernelCmdlineResource, self).__init__(module)
         self.extras = {"backend": None, "changed_files": [], "notes": []}
         self.planned = self.backup = False
+        self.previous = {}          # path -> text before this run's write (grub backend)
+        self.written = []
 
     # --- want
     def normalize(self, entry, field):
@@ -596,6 +598,7 @@ class KernelCmdlineResource(Resource):
         order = [path for path, dummy in have["files"] if path in new_texts]
         if first:
             self.extras.update(changed_files=order, notes=notes)
+            self.previous = dict((path, text) for path, text in have["files"] if path in new_texts)
             for note in notes:
                 if "grub-mkconfig reads after" in note:
                     self.module.warn(note)
@@ -623,16 +626,40 @@ class KernelCmdlineResource(Resource):
             try:
                 write_file_atomic(self.module, path, text)
             except (IOError, OSError) as exc:
-                raise ToolError("writing %s failed (%s); grub.cfg not regenerated" % (path, exc))
+                raise ToolError("writing %s failed (%s); grub.cfg not regenerated%s"
+                                % (path, exc, self._restore()))
+            self.written.append(path)
             return
         argv = command[1]
         try:
             run_tool(self.module, argv)
         except ToolError as exc:
-            if self.extras["changed_files"] and self.extras["backend"] == "grub":
-                exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
-                    ", ".join(self.extras["changed_files"]), exc.msg)
+            if self.written and self.extras["backend"] == "grub":
+                exc.msg = "regenerating grub.cfg failed (%s)%s" % (exc.msg, self._restore())
             raise
+
+    def _restore(self):
+        """After a failed write or boot-loader update: put the previous text of every GRUB
+        file this run wrote back in place (atomically), so the files match the grub.cfg the
+        next boot reads. Returns the sentence the failure message ends with."""
+        if not self.written:
+            return ""
+        restored, failed = [], []
+        for path in self.written:
+            try:
+                write_file_atomic(self.module, path, self.previous[path])
+                restored.append(path)
+            except (IOError, OSError, KeyError) as exc:
+                failed.append("%s (%s)" % (path, exc))
+        self.written = []
+        backups = self.extras.get("backup_files") or []
+        kept = "; backup kept: %s" % ", ".join(backups) if backups else "; no backup (backup=false)"
+        text = ""
+        if restored:
+            text += "; the previous %s put back in place, the boot configuration is unchanged" % ", ".join(restored)
+        if failed:
+            text += "; putting back the previous text FAILED for %s: it holds the new arguments" % ", ".join(failed)
+        return text + kept
 
     def render(self, command):
         if command[0] == "write":
