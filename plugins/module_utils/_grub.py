@@ -37,6 +37,7 @@ __metaclass__ = type
 import glob
 import os
 import re
+import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
@@ -487,12 +488,22 @@ def read_state(module, backend, grub_file, grubby=None):
 
 
 def write_file_atomic(module, path, text):
-    """Write ``text`` next to ``path`` and atomic_move it in place (keeps owner/mode)."""
+    """Write ``text`` to a temporary file next to ``path`` (fsync'ed, mode 0644 unless the
+    file exists) and atomic_move it in place: an existing file keeps its owner and mode, a
+    reader never sees half a file, and a failure leaves the previous file in place."""
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, ".%s.rdma-fabric.tmp" % os.path.basename(path))
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    module.atomic_move(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".rdma-fabric.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+            if not os.path.exists(path):
+                os.fchmod(handle.fileno(), 0o644)
+        module.atomic_move(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def resolve_update_command(module, update_command):
