@@ -388,7 +388,9 @@ def test_two_rails_writes_only_switch_ports_never_root_ports(monkeypatch):
     assert res["pairs"]["0000:18:00.0"]["0000:9a:00.0"][0] == "0000:17:00.0"
 
 
-def test_a_cross_rail_pair_given_explicitly_writes_nothing(monkeypatch):
+@pytest.mark.parametrize("devices", [["0000:18:00.0", "0000:9a:00.0"], ["0000:15:01.0", "0000:95:01.0"],
+                                     ["0000:18:00.0"]], ids=["cross-rail-pair", "root-ports", "gpu-alone"])
+def test_a_cross_rail_pair_given_explicitly_writes_nothing(monkeypatch, devices):
     writes, warnings = [], []
     monkeypatch.setattr(pcie_acs.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
 
@@ -398,11 +400,11 @@ def test_a_cross_rail_pair_given_explicitly_writes_nothing(monkeypatch):
         writes.append(argv)
         return 0, "", ""
     kind, res = helpers.run_module(monkeypatch, pcie_acs.main,
-                                   {"state": "redirect_disabled", "devices": ["0000:18:00.0", "0000:9a:00.0"]},
+                                   {"state": "redirect_disabled", "devices": devices},
                                    run_command=lambda argv, **kw: host(argv), bin_dir="/usr/bin/")
     assert kind == "exit" and writes == [] and res["changed"] is False and res["rails"] == {}
     assert any("no GPU and NIC of the same rail" in w for w in warnings)
-    assert "0000:15:01.0" in res["redirect_enabled"]            # reported, kept
+    assert res["commands"] == []
 
 
 def test_unreadable_acs_refuses_redirect_disabled_before_any_write(monkeypatch):
