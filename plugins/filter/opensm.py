@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
+import math
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
@@ -315,7 +316,7 @@ def extra_option_errors(extra):
             continue
         if isinstance(value, bool) or value is None:
             continue
-        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
             errors.append("%s=%s: not a number opensm takes" % (field, value))
             continue
         if not isinstance(value, (str, int, float)):
