@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import hashlib
+import math
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
@@ -266,6 +267,69 @@ def partition_lines(partitions):
     return lines
 
 
+# opensm.conf options the role writes from its own, checked variables: opensm_extra_options
+# may not set them (combine() would let the extra value win past the preflight checks).
+MANAGED_OPTIONS = {
+    "guid": "opensm_guid", "sm_priority": "opensm_priority / opensm_role / opensm_standby_rank",
+    "sm_key": "opensm_sm_key", "m_key": "opensm_m_key",
+    "m_key_protection_level": "opensm_m_key_protection_level", "m_key_lease_period": "opensm_m_key_lease_period",
+    "sminfo_polling_timeout": "opensm_sminfo_polling_timeout", "polling_retry_number": "opensm_polling_retry_number",
+    "honor_guid2lid_file": "opensm_honor_guid2lid_file", "partition_config_file": "opensm_partitions",
+    "log_file": "opensm_log_file", "log_flags": "opensm_log_flags", "log_max_size": "opensm_log_max_size",
+    "routing_engine": "opensm_routing_engine",
+}
+OPTION_NAME_RE = re.compile(r"[a-z0-9_]+")
+# What str.splitlines() breaks on: any of them would start a new opensm.conf line.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _shown(key, value):
+    """A value for a message; never one of an option whose name says it holds a key."""
+    return "(not printed: the option may hold a key)" if "key" in str(key).lower() else repr(value)
+
+
+def extra_option_errors(extra):
+    """Problems of ``opensm_extra_options`` (the role's preflight fails on any): not a dict; a
+    key that is not an opensm.conf option name (lower case, digits, ``_``: no space, no line
+    break); a key the role manages, also written with other case or surrounding space; a
+    value that is not a plain scalar, or that holds a line break (it would add lines to
+    opensm.conf, past the role's checks). Each message names opensm_extra_options, the key
+    and the value (a value whose option name holds "key" is not printed)."""
+    if extra is None:
+        return []
+    if not isinstance(extra, dict):
+        return ["opensm_extra_options=%r: expected a dict of opensm.conf option: value" % (extra,)]
+    errors = []
+    for key in sorted(extra, key=str):
+        value = extra[key]
+        name = str(key)
+        field = "opensm_extra_options[%r]" % (name,)
+        canonical = name.strip().lower()
+        if canonical in MANAGED_OPTIONS:
+            errors.append("%s: %s is set by the role from %s (checked there); opensm_extra_options may not set "
+                          "it%s" % (field, canonical, MANAGED_OPTIONS[canonical],
+                                    "" if name == canonical else " (written %r)" % (name,)))
+            continue
+        if not isinstance(key, str) or not OPTION_NAME_RE.fullmatch(name):
+            errors.append("%s: not an opensm.conf option name (lower-case letters, digits and '_', no space or "
+                          "line break)" % field)
+            continue
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            errors.append("%s=%s: not a number opensm takes" % (field, value))
+            continue
+        if not isinstance(value, (str, int, float)):
+            errors.append("%s=%s: expected a string, number or boolean, got %s"
+                          % (field, _shown(name, value), type(value).__name__))
+            continue
+        text = str(value)
+        if any(ch in LINE_BREAKS for ch in text) or "\x00" in text:
+            errors.append("%s=%s: holds a line break (or NUL), which would add lines to opensm.conf"
+                          % (field, _shown(name, value)))
+    return errors
+
+
 def conf_value(value):
     """Python/YAML value -> opensm.conf text (TRUE/FALSE booleans, (null) for unset)."""
     if value is None:
@@ -397,6 +461,7 @@ class FilterModule(object):
             "opensm_sm_priority": sm_priority,
             "opensm_ha_errors": ha_errors,
             "opensm_partition_errors": partition_errors,
+            "opensm_extra_option_errors": extra_option_errors,
             "opensm_with_default_partition": with_default_partition,
             "opensm_partition_lines": partition_lines,
             "opensm_conf_value": conf_value,

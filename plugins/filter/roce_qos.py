@@ -19,6 +19,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
@@ -27,6 +29,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import check_n
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
+# What rdma-fabric-roce-qos-apply accepts on a state line (it refuses any other character).
+STATE_LINE_RE = re.compile(r"[A-Za-z0-9_.:@-]+ (?:mlnx_qos|sysfs) [A-Za-z0-9_.,:=/@ -]+")
 LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
 
 
@@ -85,6 +89,44 @@ def _check(errors, function, *args):
         return None
 
 
+def _dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio):
+    """A DSCP the role's variables send to two priorities (mlnx_qos refuses such a map, and as
+    DSCP APP entries of lldp_dcb it would advertise two priorities for one DSCP): each message
+    names both variables. Values already refused elsewhere (None) are skipped."""
+    sources = []
+    if roce_dscp is not None and lossless is not None:
+        sources.append(("roce_qos_roce_dscp", roce_dscp, "roce_qos_lossless_priority", lossless))
+    if cnp_dscp is not None and cnp_prio is not None:
+        sources.append(("roce_qos_cnp_dscp", cnp_dscp, "roce_qos_cnp_priority", cnp_prio))
+    extra = settings.get("dscp2prio_extra") or []
+    for index, entry in enumerate(extra if isinstance(extra, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        try:
+            dscp = V.dscp("roce_qos_dscp2prio_extra[%d].dscp" % index, entry.get("dscp"))
+            prio = V.priority("roce_qos_dscp2prio_extra[%d].priority" % index, entry.get("priority"))
+        except (V.ValidationError, ValueError, TypeError):
+            continue            # the modules' normaliser names it
+        name = "roce_qos_dscp2prio_extra[%d]" % index
+        sources.append((name + ".dscp", dscp, name + ".priority", prio))
+    errors, seen = [], {}
+    for name, dscp, prio_name, prio in sources:
+        if dscp in seen:
+            first, first_prio_name, first_prio = seen[dscp]
+            if name.startswith("roce_qos_dscp2prio_extra") and not first.startswith("roce_qos_dscp2prio_extra"):
+                continue        # "moves roce_qos_roce_dscp/cnp_dscp" below names both
+            if first_prio != prio:
+                errors.append("%s=%s and %s=%s send DSCP %s to two priorities (%s=%s, %s=%s): mlnx_qos and an "
+                              "LLDP DSCP APP entry take one priority per DSCP; use another DSCP for one of them"
+                              % (first, dscp, name, dscp, dscp, first_prio_name, first_prio, prio_name, prio))
+            elif name.startswith("roce_qos_dscp2prio_extra") and first.startswith("roce_qos_dscp2prio_extra"):
+                errors.append("%s=%s and %s=%s map DSCP %s twice: give it once"
+                              % (first, dscp, name, dscp, dscp))
+            continue
+        seen[dscp] = (name, prio_name, prio)
+    return errors
+
+
 def config_errors(settings):
     """Every problem of the role's variables; [] when they are good."""
     if not isinstance(settings, dict):
@@ -125,6 +167,7 @@ def config_errors(settings):
             if value is not None and dscp is not None and str(dscp) == str(value):
                 errors.append("roce_qos_dscp2prio_extra[%d].dscp=%s moves %s=%s: the role maps that DSCP itself"
                               % (index, dscp, name, value))
+    errors.extend(_dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio))
     np_params = settings.get("dcqcn_np_params") or {}
     for key, name, value in (("cnp_dscp", "roce_qos_cnp_dscp", cnp_dscp), ("cnp_802p_prio", "roce_qos_cnp_priority",
                                                                            cnp_prio)):
@@ -186,6 +229,10 @@ def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
             if node_sysfs != local and path.startswith(local.rstrip("/") + "/"):
                 path = node_sysfs.rstrip("/") + path[len(local.rstrip("/")):]
             lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string((path, value))))
+    for line in lines[2:]:
+        if not STATE_LINE_RE.fullmatch(line):
+            raise AnsibleFilterError("roce_qos: the boot-time state line %r holds characters the applier refuses "
+                                     "(it never expands them into an argv)" % (line,))
     return "\n".join(lines) + "\n"
 
 
@@ -228,7 +275,132 @@ def _keyed(state):
     return state
 
 
+# What each module's ``before`` entry holds that its ``config`` takes back (state: replaced).
+_LLDP_KEYS = {"pfc": ("willing", "enabled", "enable_tx"),
+              "ets_cfg": ("willing", "up2tc", "tsa", "tcbw", "enable_tx"),
+              "ets_rec": ("up2tc", "tsa", "tcbw", "enable_tx")}
+ROLLBACK_ORDER = ("lldp_dcb", "dcqcn", "mlnx_qos")      # the reverse of the apply order
+
+
+def _entry_for(states, interface):
+    for entry in states if isinstance(states, list) else []:
+        if isinstance(entry, dict) and entry.get("interface") == interface:
+            return entry
+    return None
+
+
+def _restore_config(module, before):
+    """One ``before`` entry -> the ``config`` entry that puts it back (None: nothing to put)."""
+    if module == "mlnx_qos":
+        config = dict((k, v) for k, v in before.items() if v is not None and k in _mlnx_qos.CONFIG_KEYS)
+    elif module == "dcqcn":
+        config = dict((k, before[k]) for k in ("rdma_device", "port") if before.get(k) is not None)
+        for point in _dcqcn.POINTS:
+            if isinstance(before.get(point), dict):
+                config[point] = {"enabled_priorities": list(before[point].get("enabled_priorities") or []),
+                                 "params": dict(before[point].get("params") or {})}
+        for key in ("roce_tos", "rdma_cm_tos"):
+            # an unset ToS (None) cannot be written back: it stays as this run left it
+            if before.get(key) is not None and config.get("rdma_device"):
+                config[key] = before[key]
+    else:
+        config = {}
+        if before.get("admin_status") is not None:
+            config["admin_status"] = before["admin_status"]
+        for key, fields in _LLDP_KEYS.items():
+            if isinstance(before.get(key), dict):
+                entry = dict((f, before[key][f]) for f in fields if before[key].get(f) is not None)
+                if entry:
+                    config[key] = entry
+        if isinstance(before.get("app"), list):
+            config["app"] = [dict((f, a[f]) for f in ("priority", "selector", "protocol")) for a in before["app"]]
+        if before.get("app_enable_tx") is not None:
+            config["app_enable_tx"] = before["app_enable_tx"]
+    if not config or (module == "dcqcn" and set(config) <= {"rdma_device", "port"}):
+        return None
+    return dict(config, interface=before["interface"])
+
+
+def roce_qos_rollback(results, failed=None, enabled=True):
+    """What to restore after the apply failed midway on an interface (the role's rescue).
+
+    ``results``: ``{module: registered result}`` of the mlnx_qos, dcqcn and lldp_dcb tasks
+    (a task that did not run: an empty dict); ``failed``: ``ansible_failed_result``.
+
+    The interfaces restored are those the failure happened on (the engine's ``failed_on``).
+    For each, every module whose read-back differs from its ``before`` there gets a
+    ``config`` entry that puts ``before`` back through the same module (``state: replaced``),
+    in the reverse of the apply order. Returns ``{interfaces, order, mlnx_qos, dcqcn,
+    lldp_dcb, reason}``; ``reason`` says why nothing is restored when the lists are empty."""
+    out = {"interfaces": [], "order": list(ROLLBACK_ORDER), "mlnx_qos": [], "dcqcn": [], "lldp_dcb": [],
+           "reason": ""}
+    results = results if isinstance(results, dict) else {}
+    failed = failed if isinstance(failed, dict) else {}
+    failed_on = failed.get("failed_on") or {}
+    if not failed_on:
+        for result in results.values():
+            if isinstance(result, dict) and result.get("failed") and result.get("failed_on"):
+                failed_on = result["failed_on"]
+                break
+    interface = failed_on.get("interface") if isinstance(failed_on, dict) else None
+    if not enabled:
+        out["reason"] = "roce_qos_rollback_on_failure is false"
+        return out
+    if not interface:
+        out["reason"] = ("the failure was not midway on an interface (nothing of the failed call was applied, "
+                         "or it names no interface)")
+        return out
+    out["interfaces"] = [interface]
+    for module in ROLLBACK_ORDER:
+        result = results.get(module)
+        if not isinstance(result, dict) or result.get("skipped"):
+            continue
+        before = _entry_for(result.get("before"), interface)
+        after = _entry_for(result.get("after"), interface)
+        if before is None or before == after:
+            continue
+        config = _restore_config(module, before)
+        if config is not None:
+            out[module].append(config)
+    if not any(out[m] for m in ROLLBACK_ORDER):
+        out["reason"] = "%s reads back as it was before the run: nothing to restore" % interface
+    return out
+
+
+def roce_qos_rollback_report(rollback, failed=None, restored=None):
+    """The message the role fails the host with after a rollback: the failure (the
+    module's own message) and what the rollback did, per module (``restored``: the
+    registered results of the restore tasks, by module)."""
+    failed = failed if isinstance(failed, dict) else {}
+    restored = restored if isinstance(restored, dict) else {}
+    rollback = rollback if isinstance(rollback, dict) else {}
+    text = "roce_qos: applying failed: %s" % (failed.get("msg") or "(no message)")
+    interfaces = rollback.get("interfaces") or []
+    done, broken = [], []
+    for module in rollback.get("order") or ROLLBACK_ORDER:
+        if not rollback.get(module):
+            continue
+        result = restored.get(module) or {}
+        if result.get("failed"):
+            broken.append("%s: %s" % (module, result.get("msg") or "failed"))
+        elif result.get("skipped") or not result:
+            broken.append("%s: not run" % module)
+        else:
+            done.append(module)
+    if not done and not broken:
+        text += " || Rollback: none (%s)." % (rollback.get("reason") or "nothing to restore")
+    elif not broken:
+        text += (" || Rolled back %s to the state read before this run through %s (read back after the restore)."
+                 % (", ".join(interfaces), ", ".join(done)))
+    else:
+        text += (" || Rollback of %s INCOMPLETE: restored through %s; FAILED %s. The interface is in neither the old "
+                 "nor the new state: check it before re-running." % (", ".join(interfaces), ", ".join(done) or "none",
+                                                                     "; ".join(broken)))
+    return text
+
+
 class FilterModule(object):
     def filters(self):
         return {"roce_qos_config_errors": config_errors, "roce_qos_config": roce_qos_config,
-                "roce_qos_drift": roce_qos_drift}
+                "roce_qos_drift": roce_qos_drift, "roce_qos_rollback": roce_qos_rollback,
+                "roce_qos_rollback_report": roce_qos_rollback_report}

@@ -43,9 +43,28 @@ from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resou
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
 POINTS = ("np", "rp")
-# Ranges the mlx5 driver enforces on the NP parameters (mlx5_ecn sysfs store functions);
-# the rest take a u32.
-PARAM_RANGES = {"cnp_dscp": (0, 63, "DSCP"), "cnp_802p_prio": (0, 7, "priority")}
+# What the mlx5 driver takes for each ECN parameter file, checked before the first write.
+# Sources (read, not copied): MLNX_OFED mlnx-ofa_kernel drivers/net/ethernet/mellanox/mlx5/core/
+# en_ecn.c, whose mlx5e_store_<param>() functions parse the text with sscanf("%d") into an int
+# and hand it to MLX5_SET() with no range check of their own, and include/linux/mlx5/mlx5_ifc.h
+# (mlx5_ifc_cong_control_r_roce_ecn_np_bits / _rp_bits), the firmware field each one lands in.
+# MLX5_SET() keeps only the field's low bits, so a value too wide for its field is not refused
+# by the kernel but silently truncated (cnp_dscp 64 becomes DSCP 0): the module refuses it.
+#   cnp_dscp: 6 bits (0-63); cnp_802p_prio: 3 bits (0-7); clamp_tgt_rate and
+#   clamp_tgt_rate_after_time_inc: 1 bit (0-1); every other parameter: a 32-bit field read
+#   through a signed int (0 .. 2^31-1).
+INT_MAX = 2 ** 31 - 1
+PARAM_RANGES = {
+    "cnp_dscp": (0, 63, "DSCP"), "cnp_802p_prio": (0, 7, "priority"),
+    "clamp_tgt_rate": (0, 1, "flag"), "clamp_tgt_rate_after_time_inc": (0, 1, "flag"),
+}
+KNOWN_PARAMS = {
+    "np": ("min_time_between_cnps", "cnp_dscp", "cnp_802p_prio"),
+    "rp": ("clamp_tgt_rate", "clamp_tgt_rate_after_time_inc", "rpg_time_reset", "rpg_byte_reset",
+           "rpg_threshold", "rpg_max_rate", "rpg_ai_rate", "rpg_hai_rate", "rpg_gd", "rpg_min_dec_fac",
+           "rpg_min_rate", "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt",
+           "rate_reduce_monitor_period", "initial_alpha_value"),
+}
 _TCLASS = re.compile(r"Global tclass=(-?\d+)")
 
 
@@ -298,7 +317,11 @@ def normalize_want(config, interface, rdma_device, prefix="config"):
             for name, value in params.items():
                 if not re.match(r"^[A-Za-z0-9_.]+\Z", str(name)) or name == "enable":
                     raise V.ValidationError("%s.params: %r is not a parameter file name" % (field, name))
-                low, high, what = PARAM_RANGES.get(str(name), (0, 2 ** 32 - 1, None))
+                other = [p for p in POINTS if p != point][0]
+                if str(name) in KNOWN_PARAMS[other]:
+                    raise V.ValidationError("%s.params.%s: %s is a roce_%s parameter (give it under %s.%s.params)"
+                                            % (field, name, name, other, prefix, other))
+                low, high, what = PARAM_RANGES.get(str(name), (0, INT_MAX, None))
                 checked[str(name)] = V.int_in_range("%s.params.%s" % (field, name), value, low, high, what)
             params = checked
         want[point] = {

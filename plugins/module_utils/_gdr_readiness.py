@@ -113,17 +113,19 @@ def acs_audit(lspci_text, chains, source="lspci output"):
 
     Returns (devices, audit dict with ``bridges`` and ``pairs``)."""
     if lspci_text is None:
-        return {}, {"audited": False, "bridges": {}, "pairs": {}}
+        return {}, {"audited": False, "bridges": {}, "pairs": {}, "rails": {}}
     devices = acs.parse_lspci(lspci_text, source)
     endpoints = [b for b, d in devices.items() if acs.is_gpu(d) or acs.is_rdma_nic(d)]
     bridges, ups = acs.audit(devices, endpoints, dict((b, chains.get(b)) for b in endpoints), acs.REDIRECT_MASK)
-    return devices, {"audited": True, "bridges": bridges, "pairs": acs.pair_paths(devices, ups)}
+    return devices, {"audited": True, "bridges": bridges, "pairs": acs.pair_paths(devices, ups),
+                     "rails": acs.rail_paths(devices, ups)}
 
 
 def gdr_paths(facts, audit):
     """The GPU-NIC paths GPUDirect RDMA uses: each GPU with each of its nearest NICs (ties
-    included: NCCL may pick any of them).  A path across the root complex to a far NIC is
-    not one, so root ports above a shared switch keep their ACS isolation.
+    included: NCCL may pick any of them) that shares a PCIe switch with it (``rails``, the
+    pairs pcie_acs may write).  A path across the root complex to a far NIC, or to a NIC
+    that meets the GPU only at a root port, is not one: root ports keep their ACS isolation.
 
     Returns [{gpu, nic, gpu_pci_address, nic_pci_address, bridges, redirect}]; bridges hold
     only those with the ACS capability (the ones a write or the kernel can change)."""
@@ -132,7 +134,7 @@ def gdr_paths(facts, audit):
         for nic in gpu.get("nearest_nics") or []:
             device = facts["devices"].get(nic) or {}
             gpu_bdf, nic_bdf = gpu.get("pci_address"), device.get("pci_address")
-            bdfs = audit["pairs"].get(gpu_bdf, {}).get(nic_bdf)
+            bdfs = (audit.get("rails") or {}).get(gpu_bdf, {}).get(nic_bdf)
             if bdfs is None:
                 continue
             capable = [b for b in bdfs if b in audit["bridges"] and audit["bridges"][b]["acs"] is not False]

@@ -37,6 +37,7 @@ __metaclass__ = type
 import glob
 import os
 import re
+import tempfile
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
@@ -487,12 +488,22 @@ def read_state(module, backend, grub_file, grubby=None):
 
 
 def write_file_atomic(module, path, text):
-    """Write ``text`` next to ``path`` and atomic_move it in place (keeps owner/mode)."""
+    """Write ``text`` to a temporary file next to ``path`` (fsync'ed, mode 0644 unless the
+    file exists) and atomic_move it in place: an existing file keeps its owner and mode, a
+    reader never sees half a file, and a failure leaves the previous file in place."""
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, ".%s.rdma-fabric.tmp" % os.path.basename(path))
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    module.atomic_move(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".rdma-fabric.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+            if not os.path.exists(path):
+                os.fchmod(handle.fileno(), 0o644)
+        module.atomic_move(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def resolve_update_command(module, update_command):
@@ -529,6 +540,8 @@ class KernelCmdlineResource(Resource):
         super(KernelCmdlineResource, self).__init__(module)
         self.extras = {"backend": None, "changed_files": [], "notes": []}
         self.planned = self.backup = False
+        self.previous = {}          # path -> text before this run's write (grub backend)
+        self.written = []
 
     # --- want
     def normalize(self, entry, field):
@@ -596,6 +609,7 @@ class KernelCmdlineResource(Resource):
         order = [path for path, dummy in have["files"] if path in new_texts]
         if first:
             self.extras.update(changed_files=order, notes=notes)
+            self.previous = dict((path, text) for path, text in have["files"] if path in new_texts)
             for note in notes:
                 if "grub-mkconfig reads after" in note:
                     self.module.warn(note)
@@ -623,16 +637,40 @@ class KernelCmdlineResource(Resource):
             try:
                 write_file_atomic(self.module, path, text)
             except (IOError, OSError) as exc:
-                raise ToolError("writing %s failed (%s); grub.cfg not regenerated" % (path, exc))
+                raise ToolError("writing %s failed (%s); grub.cfg not regenerated%s"
+                                % (path, exc, self._restore()))
+            self.written.append(path)
             return
         argv = command[1]
         try:
             run_tool(self.module, argv)
         except ToolError as exc:
-            if self.extras["changed_files"] and self.extras["backend"] == "grub":
-                exc.msg = "%s were written but regenerating grub.cfg failed, the next boot does not see them: %s" % (
-                    ", ".join(self.extras["changed_files"]), exc.msg)
+            if self.written and self.extras["backend"] == "grub":
+                exc.msg = "regenerating grub.cfg failed (%s)%s" % (exc.msg, self._restore())
             raise
+
+    def _restore(self):
+        """After a failed write or boot-loader update: put the previous text of every GRUB
+        file this run wrote back in place (atomically), so the files match the grub.cfg the
+        next boot reads. Returns the sentence the failure message ends with."""
+        if not self.written:
+            return ""
+        restored, failed = [], []
+        for path in self.written:
+            try:
+                write_file_atomic(self.module, path, self.previous[path])
+                restored.append(path)
+            except (IOError, OSError, KeyError) as exc:
+                failed.append("%s (%s)" % (path, exc))
+        self.written = []
+        backups = self.extras.get("backup_files") or []
+        kept = "; backup kept: %s" % ", ".join(backups) if backups else "; no backup (backup=false)"
+        text = ""
+        if restored:
+            text += "; the previous %s put back in place, the boot configuration is unchanged" % ", ".join(restored)
+        if failed:
+            text += "; putting back the previous text FAILED for %s: it holds the new arguments" % ", ".join(failed)
+        return text + kept
 
     def render(self, command):
         if command[0] == "write":

@@ -242,13 +242,48 @@ def pair_paths(devices, ups):
     return dict((gpu, dict((nic, path_between(ups[gpu], ups[nic])) for nic in nics)) for gpu in gpus)
 
 
-def write_targets(bridges, pairs):
-    """Bridges whose ACS may be changed: those on a GPU-NIC path when pairs are known
-    (a root port above a shared switch keeps its isolation), else every audited one."""
-    on_paths = set(b for nics in pairs.values() for path in nics.values() for b in path)
-    if not on_paths:
-        return dict(bridges)
-    return dict((b, e) for b, e in bridges.items() if b in on_paths)
+SWITCH_PORTS = ("Upstream Port", "Downstream Port")
+
+
+def is_switch_port(device):
+    """A PCIe switch port (upstream or downstream), as its Express capability says."""
+    return device is not None and device.get("port_type") in SWITCH_PORTS
+
+
+def rail_paths(devices, ups):
+    """For each GPU among the audited endpoints, the path to its own NIC(s) only: the NICs
+    that meet it at the nearest PCIe switch port both sit below. A GPU and a NIC that meet
+    only at a root port, the host bridge or not at all (another rail, another socket) are
+    left out, and so are the NICs of the GPU's switch farther up than its nearest one."""
+    gpus = [b for b in ups if is_gpu(devices[b])]
+    nics = [b for b in ups if is_rdma_nic(devices[b])]
+    out = {}
+    for gpu in gpus:
+        best, own = None, {}
+        for nic in nics:
+            common = [b for b in ups[gpu] if b in ups[nic]]
+            turn = common[0] if common else None
+            if turn is None or not is_switch_port(devices.get(turn)):
+                continue
+            depth = ups[gpu].index(turn)
+            if best is None or depth < best:
+                best, own = depth, {}
+            if depth == best:
+                own[nic] = path_between(ups[gpu], ups[nic])
+        if own:
+            out[gpu] = own
+    return out
+
+
+def write_targets(bridges, rails, devices=None):
+    """Bridges whose ACS may be changed: the switch ports on the path between a GPU and its
+    own NIC below a shared switch (``rails``, from ``rail_paths``), nothing else. A root
+    port is never a target, nor a bridge that is not known to be a switch port, whatever
+    endpoints were given; with no such pair there is no target at all."""
+    on_paths = set(b for nics in rails.values() for path in nics.values() for b in path)
+    return dict((b, e) for b, e in bridges.items()
+                if b in on_paths and e.get("port_type") != "Root Port"
+                and (devices is None or is_switch_port(devices.get(b))))
 
 
 def setpci_argv(setpci, bdf, value, mask):
@@ -344,9 +379,10 @@ class PcieAcsResource(Resource):
         chains = dict((b, sysfs_chain(b) if use_sysfs else None) for b in endpoints)
         bridges, ups = audit(devices, endpoints, chains, want["mask"])
         pairs = pair_paths(devices, ups)
-        self.extras.update(endpoints=ups, pairs=pairs,
+        rails = rail_paths(devices, ups)
+        self.extras.update(endpoints=ups, pairs=pairs, rails=rails,
                            redirect_enabled=sorted(b for b, e in bridges.items() if e["redirect"]))
-        return {"bridges": bridges, "pairs": pairs}
+        return {"bridges": bridges, "pairs": pairs, "rails": rails, "devices": devices}
 
     def read(self, key, want):
         have = self._audit(parse_lspci(read_lspci(self.module, find_tool(self.module, "lspci"))), want, True)
@@ -374,13 +410,22 @@ class PcieAcsResource(Resource):
     def plan(self, key, want, have, state):
         if want["action"] != "redirect_disabled":
             return []
+        denied = sorted(b for b, e in have["bridges"].items() if e["acs"] is None)
+        if denied:
+            raise ValidationError("ACS state of %s unknown: lspci printed '<access denied>' (run as root); "
+                                  "nothing is written" % ", ".join(denied))
         try:
-            steps = plan(write_targets(have["bridges"], have["pairs"]), want["mask"],
+            steps = plan(write_targets(have["bridges"], have["rails"], have["devices"]), want["mask"],
                          find_tool(self.module, "setpci"))
         except ToolError as exc:
             raise ValidationError(exc.msg)
         if not self.planned:
             self.planned = True
+            if not have["rails"]:
+                self.module.warn("pcie_acs: no GPU and NIC of the same rail (below one PCIe switch) among %s: "
+                                 "no ACS control word is written (root ports and paths between rails keep "
+                                 "their isolation)" % (", ".join(sorted(self.extras.get("endpoints") or []))
+                                                       or "the endpoints"))
             self.extras["changes"] = [dict(bdf=st["bdf"], before=st["before"], after=st["after"]) for st in steps]
         return steps
 

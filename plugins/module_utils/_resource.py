@@ -17,7 +17,8 @@ and applier) and calls ``run_resource``. The engine does, in this order and nowh
 7. read back every object that was written to and return ``before``, ``commands``,
    ``after`` (predicted in check mode), ``diff`` with headers (only when asked), and
    ``changed`` computed from ``before`` vs ``after``. A failure midway returns what was
-   applied, the command that failed, what was not attempted, and the state read back:
+   applied, the command that failed, what was not attempted, the object it failed on
+   (``failed_on``, its identity fields), and the state read back:
    ``changed`` is true when the read-back differs, whatever the tool said.
 
 Objects: a multi-object resource (``multi = True``) takes ``config`` as a list of dicts
@@ -305,6 +306,10 @@ def _run(module, resource, state, config, running_config, check=False):
             msg += " State read back: %s" % (shaped_after,)
             extra = error.as_result() if isinstance(error, ToolError) else {}
             extra.pop("msg", None)
+            if resource.multi:
+                # the object the failure happened on, as its identity (what a rollback restores)
+                extra["failed_on"] = dict((k, v) for k, v in resource.identity_fields(failure["key"]).items()
+                                          if v is not None)
             _fail(msg=msg, changed=any(before[k] != after[k] for k in keys),
                   applied=failure["applied"], failed_command=failure["failed"],
                   not_attempted=failure["not_attempted"], before=_shape(resource, keys, before),

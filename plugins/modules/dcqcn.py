@@ -83,8 +83,11 @@ options:
             description:
               - Parameter file name to integer, for example C(cnp_dscp), C(cnp_802p_prio),
                 C(min_time_between_cnps). Names the device does not have are rejected with
-                the list of those it has. C(cnp_dscp) must be 0-63 and C(cnp_802p_prio) 0-7
-                (as mlx5 enforces), the others 0 to 2^32-1, all checked before any write.
+                the list of those it has. Ranges are those of the firmware fields the mlx5
+                driver writes (it truncates a wider value instead of refusing it), so C(cnp_dscp) is
+                0-63, C(cnp_802p_prio) 0-7, C(clamp_tgt_rate) and C(clamp_tgt_rate_after_time_inc)
+                0-1, the others 0 to 2^31-1, all checked for every entry before the first write.
+                A roce_rp parameter given under O(config[].np) (or the reverse) is refused.
             type: dict
       rp:
         description: Reaction point (sender) settings, C(ecn/roce_rp/).

@@ -88,9 +88,11 @@ options:
     elements: str
   backup:
     description:
-      - Keep a timestamped copy of every GRUB defaults file before changing it.
+      - Keep a timestamped copy (C(<file>.<pid>.<date>~)) of every GRUB defaults file before changing it.
+      - When the boot-loader update (O(update_command)) fails, the previous text of every file written is put
+        back in place (atomically) whatever this says, the backup is kept, and the message says both.
     type: bool
-    default: false
+    default: true
   proc_cmdline:
     description:
       - Running kernel command line, compared with the wanted arguments for RV(reboot_required).
@@ -215,7 +217,7 @@ def main():
             backend=dict(type="str", choices=["auto", "grub", "grubby"], default="auto"),
             grub_file=dict(type="path", default="/etc/default/grub"),
             update_command=dict(type="list", elements="str"),
-            backup=dict(type="bool", default=False),
+            backup=dict(type="bool", default=True),
             proc_cmdline=dict(type="path", default="/proc/cmdline"),
         ),
         supports_check_mode=True,

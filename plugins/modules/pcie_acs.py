@@ -21,10 +21,15 @@ description:
     (C($SYSFS_PATH/bus/pci/devices/<bdf>)), or, when that path holds no bridge (simulated
     sysfs), from the bridges' C(Bus:) secondary numbers in the same lspci output.
   - With O(state=redirect_disabled), writes C(setpci -s <bdf> ECAP_ACS+0x6.w=<value>:<mask>)
-    only on bridges where a bit of O(clear) is still set, and only on the bridges of a GPU-NIC
-    path (below and at the switch where the two meet; a root port above a shared switch keeps its
-    isolation). When no GPU-NIC pair is found among the endpoints, every bridge above them is a target. The new control word is the current
-    one with those bits cleared; the mask makes setpci leave every other bit as it is.
+    only on bridges where a bit of O(clear) is still set, and only on the switch ports between a
+    GPU and its own NIC, the NIC(s) that meet it at the nearest PCIe switch both sit below (the
+    ports below that switch and the one where they meet), whatever O(devices) holds. A root port
+    is never written, nor a path between rails (a GPU and a NIC that meet only at a root port,
+    the host bridge or not at all); when the endpoints hold no such pair nothing is written and
+    a warning says so. The new control word is the current one with those bits cleared; the mask
+    makes setpci leave every other bit as it is.
+  - With O(state=redirect_disabled), a bridge whose ACS lspci could not read (C(<access denied>),
+    not root) fails the module before any write.
   - Runtime changes are lost at reboot or on a hot reset of the switch; re-apply at boot or use
     C(pci=disable_acs_redir=) through M(rdma.fabric.kernel_cmdline).
 options:
@@ -121,7 +126,13 @@ endpoints:
   returned: always
   type: dict
 pairs:
-  description: Per GPU, per NIC, the bridges on the peer-to-peer path between them.
+  description: Per GPU, per NIC, the bridges on the peer-to-peer path between them (every pair, audit only).
+  returned: always
+  type: dict
+rails:
+  description:
+    - Per GPU, its own NIC(s) (below the nearest shared PCIe switch) and the bridges between them, the
+      only bridges O(state=redirect_disabled) may write. Empty when no GPU and NIC share a switch.
   returned: always
   type: dict
 redirect_enabled:

@@ -20,7 +20,7 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.filter.gpudirect import config_errors as gpudirect_config_errors
 from ansible_collections.rdma.fabric.plugins.filter.nccl_env import config_errors as nccl_env_config_errors
-from ansible_collections.rdma.fabric.plugins.filter.opensm import ha_errors, partition_errors
+from ansible_collections.rdma.fabric.plugins.filter.opensm import extra_option_errors, ha_errors, partition_errors
 from ansible_collections.rdma.fabric.plugins.filter.roce_qos import config_errors as roce_qos_config_errors
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, gdr_readiness, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs, rdma_facts, sm_info,
@@ -148,6 +148,15 @@ MODULE_CASES = [
     ("dcqcn-param-enable", "dcqcn", _dq(np={"params": {"enable": 1}}), ["np.params", "enable"]),
     ("dcqcn-prio-9", "dcqcn", _dq(np={"enabled_priorities": [9]}), ["np.enabled_priorities[0]", "9"]),
     ("dcqcn-prio-dup", "dcqcn", _dq(rp={"enabled_priorities": [3, 3]}), ["rp.enabled_priorities", "twice"]),
+    ("dcqcn-clamp-2", "dcqcn", _dq(rp={"params": {"clamp_tgt_rate": 2}}), ["rp.params.clamp_tgt_rate", "2", "0-1"]),
+    ("dcqcn-clamp-ati-2", "dcqcn", _dq(rp={"params": {"clamp_tgt_rate_after_time_inc": 2}}),
+     ["rp.params.clamp_tgt_rate_after_time_inc", "2"]),
+    ("dcqcn-rp-int-max", "dcqcn", _dq(rp={"params": {"rate_reduce_monitor_period": 2 ** 31}}),
+     ["rp.params.rate_reduce_monitor_period", "2147483648"]),
+    ("dcqcn-np-param-under-rp", "dcqcn", _dq(rp={"params": {"cnp_dscp": 48}}), ["rp.params.cnp_dscp", "roce_np"]),
+    ("dcqcn-rp-param-under-np", "dcqcn", _dq(np={"params": {"rpg_gd": 11}}), ["np.params.rpg_gd", "roce_rp"]),
+    ("dcqcn-second-param-bad", "dcqcn", _dq(np={"params": {"min_time_between_cnps": 4, "cnp_dscp": 64}}),
+     ["np.params.cnp_dscp", "64"]),
     ("dcqcn-tos-256", "dcqcn", _dq(roce_tos=256), ["roce_tos", "256"]),
     ("dcqcn-cm-tos-neg", "dcqcn", _dq(rdma_cm_tos=-1), ["rdma_cm_tos", "-1"]),
     ("dcqcn-tos-no-device", "dcqcn", {"config": [{"interface": "eth2", "roce_tos": 106}]},
@@ -335,6 +344,18 @@ FILTER_CASES = [
      ["roce_qos_interfaces[0]", "../x"]),
     ("rq-np-cnp-dscp", lambda: roce_qos_config_errors(_roce_settings(dcqcn_np_params={"cnp_dscp": 10})),
      ["roce_qos_dcqcn_np_params.cnp_dscp=10", "roce_qos_cnp_dscp=48"]),
+    ("rq-roce-cnp-same-dscp", lambda: roce_qos_config_errors(_roce_settings(cnp_dscp=26)),
+     ["roce_qos_roce_dscp=26", "roce_qos_cnp_dscp=26", "two priorities"]),
+    ("rq-extra-dscp-two-prios", lambda: roce_qos_config_errors(_roce_settings(
+        dscp2prio_extra=[{"dscp": 10, "priority": 1}, {"dscp": 10, "priority": 2}])),
+     ["roce_qos_dscp2prio_extra[0].dscp=10", "roce_qos_dscp2prio_extra[1].dscp=10", "two priorities"]),
+    ("rq-extra-dscp-twice", lambda: roce_qos_config_errors(_roce_settings(
+        dscp2prio_extra=[{"dscp": 10, "priority": 1}, {"dscp": 10, "priority": 1}])),
+     ["roce_qos_dscp2prio_extra[0].dscp=10", "roce_qos_dscp2prio_extra[1].dscp=10", "twice"]),
+    ("rq-extra-moves-roce", lambda: roce_qos_config_errors(_roce_settings(
+        dscp2prio_extra=[{"dscp": 26, "priority": 1}])), ["roce_qos_dscp2prio_extra[0].dscp=26", "roce_qos_roce_dscp"]),
+    ("rq-np-cnp-prio", lambda: roce_qos_config_errors(_roce_settings(dcqcn_np_params={"cnp_802p_prio": 5})),
+     ["roce_qos_dcqcn_np_params.cnp_802p_prio=5", "roce_qos_cnp_priority=6"]),
     ("rq-tos-ecn", lambda: roce_qos_config_errors(_roce_settings(tos_ecn="bogus")), ["roce_qos_tos_ecn", "bogus"]),
     ("rq-default-tos", lambda: roce_qos_config_errors(_roce_settings(default_tos=300)),
      ["roce_qos_default_tos", "300"]),
@@ -352,6 +373,28 @@ FILTER_CASES = [
     ("osm-part-name", lambda: partition_errors([{"name": "bad name\n", "pkey": "0x7fff"}]),
      ["opensm_partitions[0].name", "bad name\\n"]),
     ("osm-parts-type", lambda: partition_errors("x"), ["opensm_partitions", "'x'"]),
+    ("osm-extra-sm-key-space", lambda: extra_option_errors({"sm_key ": "0x1"}),
+     ["opensm_extra_options['sm_key ']", "sm_key", "opensm_sm_key"]),
+    ("osm-extra-sm-key-case", lambda: extra_option_errors({"SM_Key": "0x2"}),
+     ["opensm_extra_options['SM_Key']", "opensm_sm_key"]),
+    ("osm-extra-priority-upper", lambda: extra_option_errors({" SM_PRIORITY": 15}),
+     ["opensm_extra_options[' SM_PRIORITY']", "sm_priority", "opensm_priority"]),
+    ("osm-extra-guid-tab", lambda: extra_option_errors({"guid\t": "0x1"}), ["guid\\t", "opensm_guid"]),
+    ("osm-extra-log-file", lambda: extra_option_errors({"log_file": "/tmp/x"}), ["log_file", "opensm_log_file"]),
+    ("osm-extra-value-newline", lambda: extra_option_errors({"sweep_interval": "10\nsm_priority 15"}),
+     ["opensm_extra_options['sweep_interval']", "10\\nsm_priority 15", "line break"]),
+    ("osm-extra-value-cr", lambda: extra_option_errors({"sweep_interval": "10\rsm_key 0x1"}),
+     ["sweep_interval", "10\\rsm_key 0x1", "line break"]),
+    ("osm-extra-value-u2028", lambda: extra_option_errors({"qos_policy_file": "a\u2028sm_key 0x1"}),
+     ["qos_policy_file", "line break"]),
+    ("osm-extra-key-newline", lambda: extra_option_errors({"sweep_interval 10\nsm_key": 1}),
+     ["opensm_extra_options['sweep_interval 10\\nsm_key']", "not an opensm.conf option name"]),
+    ("osm-extra-key-space-inside", lambda: extra_option_errors({"sweep interval": 1}),
+     ["opensm_extra_options['sweep interval']", "option name"]),
+    ("osm-extra-value-list", lambda: extra_option_errors({"sweep_interval": [1]}),
+     ["opensm_extra_options['sweep_interval']", "[1]", "list"]),
+    ("osm-extra-value-nan", lambda: extra_option_errors({"sweep_interval": NAN}), ["sweep_interval", "nan"]),
+    ("osm-extra-not-dict", lambda: extra_option_errors(["sm_key"]), ["opensm_extra_options", "['sm_key']"]),
     ("osm-ha-role", lambda: ha_errors([{"host": "sm1", "fabric": "f", "role": "boss", "standby_rank": None,
                                         "priority": None, "master_priority": 14, "guid": ""}]),
      ["sm1", "boss"]),
@@ -494,3 +537,10 @@ def test_a_sound_input_passes_the_same_checks(monkeypatch, world):
     assert kind == "exit"
     assert roce_qos_config_errors(_roce_settings()) == []
     assert not math.isnan(1.0)
+
+
+def test_opensm_extra_options_keep_a_key_value_secret_and_pass_good_ones():
+    assert extra_option_errors({"sweep_interval": 10, "qos": True, "console": "off", "sa_key": "0xbeef"}) == []
+    errors = extra_option_errors({"sa_key": "0xdead\nsm_key 0x1"})
+    assert errors and "sa_key" in errors[0] and "line break" in errors[0] and "0xdead" not in errors[0]
+    assert all("0x2" not in e for e in extra_option_errors({"SM_KEY": "0x2"}))

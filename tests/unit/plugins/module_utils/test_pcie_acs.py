@@ -233,10 +233,10 @@ def test_verdict_numa_unknown_minus_one_ignored():
 def test_write_targets_stop_at_shared_switch():
     devices = acs.parse_lspci(SWITCH_TREE)
     bridges, ups = acs.audit(devices, ["0000:18:00.0", "0000:1a:00.0"], {}, acs.REDIRECT_MASK)
-    targets = acs.write_targets(bridges, acs.pair_paths(devices, ups))
+    targets = acs.write_targets(bridges, acs.rail_paths(devices, ups), devices)
     assert sorted(targets) == ["0000:16:00.0", "0000:17:00.0", "0000:17:01.0"]
     assert [s["bdf"] for s in acs.plan(targets, acs.REDIRECT_MASK)] == ["0000:17:00.0"]
-    # only a GPU listed: no pair, every bridge above it
+    # only a GPU listed: no pair, nothing is a target (never the root port 15:01.0)
     bridges, ups = acs.audit(devices, ["0000:18:00.0"], {}, acs.REDIRECT_MASK)
-    assert sorted(acs.write_targets(bridges, acs.pair_paths(devices, ups))) == [
-        "0000:15:01.0", "0000:16:00.0", "0000:17:00.0"]
+    assert acs.rail_paths(devices, ups) == {}
+    assert acs.write_targets(bridges, acs.rail_paths(devices, ups), devices) == {}

@@ -170,7 +170,7 @@ def test_unknown_interface_and_device(monkeypatch, root):
 @pytest.mark.parametrize("config, words", [
     ({"roce_tos": 300}, "config[0].roce_tos=300: ToS must be 0-255"),
     ({"np": {"enabled_priorities": [3, 8]}}, "config[0].np.enabled_priorities[1]=8: priority must be 0-7"),
-    ({"rp": {"params": {"rpg_gd": -1}}}, "config[0].rp.params.rpg_gd=-1: value must be 0-4294967295"),
+    ({"rp": {"params": {"rpg_gd": -1}}}, "config[0].rp.params.rpg_gd=-1: value must be 0-2147483647"),
     ({"rp": {"params": {"rpg_gd": "fast"}}}, "config[0].rp.params.rpg_gd='fast': expected an integer"),
 ])
 def test_bad_input_names_field_and_value_and_writes_nothing(monkeypatch, root, config, words):

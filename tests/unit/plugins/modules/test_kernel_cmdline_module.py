@@ -33,7 +33,8 @@ def host(tmp_path, monkeypatch):
     calls = []
 
     def fake_run(self, argv, **kwargs):
-        calls.append(list(argv))
+        if os.path.basename(str(argv[0])) not in ("lsattr", "chattr"):     # backup_local() copies attributes
+            calls.append(list(argv))
         return 0, "", ""
 
     monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", fake_run)
@@ -98,19 +99,29 @@ def test_update_command_override_and_backup(capsys, host):
     assert len(result["backup_files"]) == 1 and os.path.exists(result["backup_files"][0])
 
 
-def test_update_failure_reports_written_files(capsys, host, monkeypatch):
+def test_update_failure_puts_the_previous_file_back_and_keeps_the_backup(capsys, host, monkeypatch):
     tmp_path, dummy = host
-    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command",
-                        lambda self, argv, **kw: (1, "", "/usr/sbin/grub-probe: error: failed to get canonical path"))
+    original = (tmp_path / "grub").read_text()
+
+    def fake_run(self, argv, **kw):
+        if "lsattr" in argv[0] or "chattr" in argv[0]:
+            return 0, "", ""
+        return 1, "", "/usr/sbin/grub-probe: error: failed to get canonical path"
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", fake_run)
     rc, result = run_main(capsys, grub_args(tmp_path))
     assert rc == 1
-    assert ("Applied: write %s. Failed: /usr/sbin/update-grub (%s were written but regenerating grub.cfg failed"
-            % (tmp_path / "grub", tmp_path / "grub")) in result["msg"]
+    grub = str(tmp_path / "grub")
+    assert ("Applied: write %s. Failed: /usr/sbin/update-grub (regenerating grub.cfg failed (" % grub) in result["msg"]
     assert "canonical path" in result["msg"]
-    assert result["applied"] == ["write %s" % (tmp_path / "grub")]
+    assert "the previous %s put back in place, the boot configuration is unchanged" % grub in result["msg"]
+    assert len(result["backup_files"]) == 1 and "backup kept: %s" % result["backup_files"][0] in result["msg"]
+    with open(result["backup_files"][0]) as handle:
+        assert handle.read() == original
+    assert (tmp_path / "grub").read_text() == original
+    assert result["applied"] == ["write %s" % grub]
     assert result["failed_command"] == "/usr/sbin/update-grub"
-    assert result["changed"] is True                 # the file was written: read back differs from before
-    assert result["reboot_required"] is True
+    assert result["after"] == result["before"] == {"arguments": []}
+    assert result["changed"] is False                # read back: the previous file is in place
 
 
 def test_malformed_refused_before_anything(capsys, host):
