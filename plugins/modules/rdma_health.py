@@ -23,8 +23,8 @@ description:
   - Flaps are link-downed increments counted from run to run over O(flap_window) seconds, kept in
     O(state_file) on the node (written atomically; not written in check mode). Within O(boot_grace)
     seconds of boot nothing is counted.
-  - With O(bundle) nothing is read from the host: the record a support bundle holds
-    (C(playbooks/collect.yml), O(return_raw)) is judged, giving the findings the node gave online.
+  - With O(bundle) nothing is read from the host. The record a support bundle holds
+    (see C(playbooks/collect.yml) and O(return_raw)) is judged, giving the findings the node gave online.
   - Changes nothing on the node but its own state file; always reports C(changed=false).
 options:
   interval:
