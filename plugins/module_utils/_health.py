@@ -213,7 +213,9 @@ def judge(observations, checks=None):
         raise HealthError("facts.devices: missing; the input must come from rdma_facts or rdma_health")
     checks = merge_checks(checks)
     out = _Findings(checks)
-    _basics(out, facts, checks)
+    # with sampled ports, symbol errors and link downs are judged as deltas (rates, flaps),
+    # not as values counted since boot
+    _basics(out, facts, checks, ("symbol_error", "link_downed") if obs.get("ports") else ())
     _rates(out, facts, obs.get("ports") or {}, checks)
     _gid_tables(out, facts, obs.get("ports") or {}, checks)
     _subnet_manager(out, facts, obs.get("sm") or {}, checks)
@@ -221,7 +223,7 @@ def judge(observations, checks=None):
     return out.items
 
 
-def _basics(out, facts, checks):
+def _basics(out, facts, checks, as_deltas=()):
     subsets = set(facts.get("gather_subset") or [])
     ignored = set(checks["ignore_devices"] or [])
     devices = facts.get("devices") or {}
@@ -271,7 +273,7 @@ def _basics(out, facts, checks):
             if "counters" in subsets:
                 counters = port.get("counters") or {}
                 for counter, limit in sorted((checks["counter_limits"] or {}).items()):
-                    if counters.get(counter, 0) > limit:
+                    if counter not in as_deltas and counters.get(counter, 0) > limit:
                         out.add("counters", "%s %s" % (subject, counter), "<= %d" % limit, counters[counter])
         if checks["pcie"] and "pci" in subsets:
             _pcie(out, "NIC", "%s (%s)" % (name, device.get("pci_address")), device.get("pcie"))

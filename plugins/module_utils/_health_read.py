@@ -211,22 +211,25 @@ def _meanings(sysfs, ethtool):
 
 
 def update_flaps(state, ports, now, uptime, boot_id, window, grace):
-    """New flap state and per-port flaps: link_downed increments seen run to run, kept for
-    ``window`` seconds. Within ``grace`` seconds of boot the baseline moves and nothing is
-    counted (links train and retrain while a node boots); a new boot id or a counter that
-    went down (reset) starts a new baseline."""
+    """New flap state and per-port flaps: link_downed increments seen run to run (and within
+    this run's sampling interval), kept for ``window`` seconds. ``ports``: {port: value, or
+    (first sample, last sample)}. Within ``grace`` seconds of boot the baseline moves and
+    nothing is counted (links train and retrain while a node boots); a new boot id or a
+    counter that went down (reset) starts a new baseline."""
     old_ports = (state or {}).get("ports") or {}
     same_boot = boot_id is not None and (state or {}).get("boot_id") == boot_id
     in_grace = uptime is not None and uptime < grace
     new = {"version": 1, "boot_id": boot_id, "updated": now, "ports": {}}
     flaps = {}
     for key, value in sorted(ports.items()):
+        first, value = value if isinstance(value, (list, tuple)) else (None, value)
         if value is None:
             continue
         before = old_ports.get(key) if same_boot else None
         events = [e for e in (before or {}).get("events") or [] if now - e[0] <= window]
-        if before is not None and not in_grace and value > before.get("link_downed", value):
-            events.append([now, value - before["link_downed"]])
+        baseline = before.get("link_downed") if before is not None else first
+        if baseline is not None and not in_grace and value > baseline:
+            events.append([now, value - baseline])
         new["ports"][key] = {"link_downed": value, "events": events}
         flaps[key] = {"count": sum(e[1] for e in events), "value": value, "grace": in_grace,
                       "window": "%gh" % (window / 3600.0)}
@@ -268,7 +271,7 @@ def derive(raw, window=21600, grace=600):
                           "ethtool": dict((k, v) for k, v in (eth1 or {}).items()
                                           if k in ETHTOOL_RATE_COUNTERS or k.endswith("_errors_phy")),
                           "counters": m1}
-            downed[key] = m1.get("link_downed")
+            downed[key] = (m0.get("link_downed"), m1.get("link_downed"))
     state, flaps = update_flaps(raw.get("state_before") or {}, downed, raw.get("now") or 0, raw.get("uptime"),
                                 raw.get("boot_id"), window, grace)
     for key, flap in flaps.items():

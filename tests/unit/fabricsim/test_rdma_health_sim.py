@@ -99,3 +99,69 @@ def test_bundle_gives_the_same_findings(sim, monkeypatch, tmp_path):
     assert how == "exit", offline
     assert offline["source"] == "bundle"
     assert offline["findings"] == online["findings"] and online["findings"]
+
+
+def _ticking_sleep(monkeypatch):
+    """In a container fabricsim-sysfsd rewrites growing sysfs counters while the module sleeps;
+    here the sleep does it."""
+    import time
+    from fabricsim import health_faults
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    real = time.sleep
+
+    now = time.time
+
+    class Clock(object):
+        @staticmethod
+        def sleep(seconds):
+            real(seconds)
+            health_faults.tick()
+
+    Clock.time = staticmethod(now)
+
+    monkeypatch.setattr(_health_read, "time", Clock)
+
+
+# (profile, fault argv, expected (check, subject, severity) findings)
+FAULTS = [
+    ("hgx-h100-roce", ["pause-storm", "enp24s0np0"], [("pfc_storm", "mlx5_0 port 1 (enp24s0np0)", "error")]),
+    ("hgx-h100-roce", ["cnp-surge", "mlx5_3"], [("ecn", "mlx5_3 port 1 (enp94s0np0)", "warning")]),
+    ("hgx-h100-roce", ["gid-full", "mlx5_2"], [("gid_table", "mlx5_2 port 1 (enp79s0np0)", "error")]),
+    ("hgx-h100-roce", ["flap", "mlx5_4", "0.1"], [("flap", "mlx5_4 port 1 (enp154s0np0)", "error")]),
+    ("hgx-h100-roce", ["pcie-degrade", "0000:18:00.0", "16GT/s", "16"], [("pcie", "NIC mlx5_0 (0000:18:00.0)", "error")]),
+    ("hgx-h100-roce", ["peermem-absent"], [("gdr", "peer memory", "error")]),
+    ("dgx-h100-ib", ["sm-gone"], "every IB port"),
+]
+
+
+def ib_ports(sim):
+    from fabricsim import state
+    return [("sm", "%s port %d (%s)" % (nic["dev"], port["port"], port["netdev"]), "error")
+            for nic in state.load_profile().nics for port in nic["ports"] if port["link_layer"] == "InfiniBand"]
+
+
+@pytest.mark.parametrize("profile, fault, expected", FAULTS, ids=[f[1][0] for f in FAULTS])
+def test_each_fault_gives_exactly_its_finding(sim, monkeypatch, tmp_path, profile, fault, expected):
+    healthy(sim, profile)
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    _ticking_sleep(monkeypatch)
+    assert sim.cli("fault", *fault) == 0
+    how, result = run(monkeypatch, {"interval": 0.5, "state_file": state_file, "host": "node1", "boot_grace": 0})
+    assert how == "exit", result
+    if expected == "every IB port":
+        expected = ib_ports(sim)
+        assert len(expected) == 8
+    assert triples(result) == sorted(expected), [(f["check"], f["subject"], f["actual"]) for f in result["findings"]]
+
+
+def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, tmp_path):
+    healthy(sim, "dgx-h100-ib")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    assert run(monkeypatch, args)[1]["findings"] == []          # the baseline
+    assert sim.cli("fault", "counters", "mlx5_1", "link_downed=3") == 0
+    how, result = run(monkeypatch, args)
+    assert triples(result) == [("flap", "mlx5_1 port 1 (ibp64s0)", "error")]
+    assert result["ports"]["mlx5_1/1"]["flaps"]["count"] == 3
+    how, result = run(monkeypatch, dict(args, boot_grace=10 ** 9))   # just booted: not counted
+    assert result["findings"] == []
