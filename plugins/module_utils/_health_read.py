@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 import os
 import socket
 import tempfile
@@ -289,3 +290,52 @@ def derive(raw, window=21600, grace=600):
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
                     "interval": round(elapsed, 3), "source": raw.get("source")}
     return observations, state
+
+
+# ---------------------------------------------------------------- support bundle
+
+_SECRET = re.compile(r"(?im)^(?P<lead>.*?\b(?:sm_?key|m_?key|smkey|mkey|password|secret|token)\b\s*[:=.]*\s*)(?P<value>\S.*)$")
+
+
+def redact(value):
+    """``value`` (raw, nested) with the value of every secret-looking line replaced
+    (``sm_key``/``M_Key``, passwords, tokens: nothing secret leaves the node)."""
+    if isinstance(value, dict):
+        return dict((k, redact(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _SECRET.sub(lambda m: m.group("lead") + "<redacted>", value)
+    return value
+
+
+def _safe(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def bundle_files(raw):
+    """[{name, content}]: ``health-raw.json`` and every tool output of ``raw`` as text."""
+    if not isinstance(raw, dict) or raw.get("version") != RAW_VERSION:
+        raise ValueError("not an rdma_health raw record (return_raw: true)")
+    out = [{"name": BUNDLE_FILE, "content": json.dumps(raw, indent=1, sort_keys=True) + "\n"}]
+    for number, sample in enumerate(raw.get("samples") or []):
+        for port, text in sorted((sample.get("ethtool") or {}).items()):
+            if isinstance(text, str):
+                out.append({"name": "ethtool-S.%s.sample%d.txt" % (_safe(port), number), "content": text})
+        out.append({"name": "sysfs-counters.sample%d.json" % number,
+                    "content": json.dumps(sample.get("sysfs") or {}, indent=1, sort_keys=True) + "\n"})
+    if raw.get("ibv_devinfo"):
+        out.append({"name": "ibv_devinfo-v.txt", "content": raw["ibv_devinfo"]})
+    for port, answer in sorted((raw.get("sm") or {}).items()):
+        if answer.get("text"):
+            out.append({"name": "sminfo.%s.txt" % _safe(port), "content": answer["text"]})
+    gdr = raw.get("gdr") or {}
+    for key, name in (("lspci_text", "lspci-vvv.txt"), ("proc_modules", "proc-modules.txt"),
+                      ("proc_cmdline", "proc-cmdline.txt"), ("nvidia_driver_version", "nvidia-driver-version.txt")):
+        if gdr.get(key):
+            out.append({"name": name, "content": gdr[key]})
+    if (raw.get("rdma") or {}).get("topo_text"):
+        out.append({"name": "nvidia-smi-topo-m.txt", "content": raw["rdma"]["topo_text"]})
+    if raw.get("nccl_log"):
+        out.append({"name": "nccl.log", "content": raw["nccl_log"]})
+    return out

@@ -124,7 +124,8 @@ source:
   type: str
   returned: success
 raw:
-  description: Everything read (with O(return_raw)); a support bundle's C(health-raw.json).
+  description: Everything read (with O(return_raw)); a support bundle's C(health-raw.json). Secret-looking
+    values (C(sm_key), M_Key, passwords, tokens) are redacted.
   type: dict
   returned: when return_raw
 """
@@ -182,7 +183,7 @@ def main():
         finding["host"] = host
     result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"])
     if params["return_raw"]:
-        result["raw"] = raw
+        result["raw"] = _health_read.redact(raw)
     module.exit_json(**result)
 
 

@@ -165,3 +165,59 @@ def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, 
     assert result["ports"]["mlx5_1/1"]["flaps"]["count"] == 3
     how, result = run(monkeypatch, dict(args, boot_grace=10 ** 9))   # just booted: not counted
     assert result["findings"] == []
+
+
+class SimNode(object):
+    """_health_timer.NodeModule with every tool answered by fabricsim."""
+
+    check_mode = False
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        from fabricsim import main as sim_main
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+
+    def run_command(self, argv, environ_update=None, check_rc=False):
+        from fabricsim import main as sim_main
+        out, err, rc = sim_main.run_tool(os.path.basename(argv[0]), [str(a) for a in argv[1:]])
+        return rc, out, err
+
+    def warn(self, msg):
+        pass
+
+
+def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, tmp_path):
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    _ticking_sleep(monkeypatch)
+    assert sim.cli("fault", "pause-storm", "enp24s0np0") == 0
+    assert sim.cli("fault", "peermem-absent") == 0
+    config = {"host": "node1", "interval": 0.5, "state_file": state_file, "boot_grace": 0}
+    findings, text = _health_timer.run(config, SimNode())
+    how, result = run(monkeypatch, {"interval": 0.5, "state_file": state_file, "host": "node1", "boot_grace": 0})
+    assert sorted((f["check"], f["subject"], f["severity"]) for f in findings) == triples(result) == [
+        ("gdr", "peer memory", "error"), ("pfc_storm", "mlx5_0 port 1 (enp24s0np0)", "error")]
+    lines = text.splitlines()
+    assert 'rdma_fabric_health_findings{host="node1",check="pfc_storm",severity="error"} 1' in lines
+    assert 'rdma_fabric_health_findings{host="node1",check="gdr",severity="error"} 1' in lines
+    assert 'rdma_fabric_health_findings{host="node1",check="ecn",severity="warning"} 0' in lines
+    assert 'rdma_fabric_health_port_findings{host="node1",port="mlx5_0/1",check="pfc_storm"} 1' in lines
+    rate = [l for l in lines if l.startswith('rdma_fabric_health_port_rate{host="node1",port="mlx5_0/1",counter="rx_pause"}')]
+    assert rate and float(rate[0].split()[-1]) > 1000
+
+
+def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    how, result = run(monkeypatch, {"interval": 0.2, "state_file": state_file, "host": "node1", "return_raw": True,
+                                    "nccl_log_text": "NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB e:1<0>\n"
+                                                     "sm_key 0x0000000000000001\n"})
+    assert how == "exit", result
+    files = dict((f["name"], f["content"]) for f in _health_read.bundle_files(result["raw"]))
+    assert "health-raw.json" in files and "nccl.log" in files and "ibv_devinfo-v.txt" in files
+    assert any(name.startswith("ethtool-S.mlx5_0_1.sample1") for name in files)
+    assert "0x0000000000000001" not in "".join(files.values())
+    assert "sm_key <redacted>" in files["nccl.log"]
+    with pytest.raises(ValueError):
+        _health_read.bundle_files({"version": 0})
