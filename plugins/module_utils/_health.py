@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import math
 
 SEVERITIES = ("error", "warning")
 
@@ -130,7 +131,7 @@ def merge_checks(checks):
     for key in _NUMBER_KEYS:
         value = merged[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or value != value or value < 0):
+                                  or math.isnan(value) or value < 0):
             raise HealthError("%s=%r: a number >= 0 or null" % (key, value))
     for key in ("counter_limits", "ethtool_limits"):
         limits = merged[key] or {}

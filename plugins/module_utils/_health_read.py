@@ -176,8 +176,8 @@ def _ethtool_counters(text, key, errors):
     if text is None:
         return None
     if isinstance(text, dict):
-        errors.append({"tool": "ethtool", "msg": "ethtool -S for %s failed (rc=%s): %s" % (key, text.get("rc"),
-                                                                                         text.get("error"))})
+        msg = "ethtool -S for %s failed (rc=%s): %s" % (key, text.get("rc"), text.get("error"))
+        errors.append({"tool": "ethtool", "msg": msg})
         return None
     try:
         return _ethtool_stats.parse(text, "ethtool -S output of %s" % key)

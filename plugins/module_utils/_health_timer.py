@@ -90,7 +90,6 @@ def main(argv):
         sys.stderr.write("rdma-fabric-health: %s\n" % exc)
         return 1
     for finding in findings:
-        sys.stderr.write("%s %s %s: expected %s, actual %s\n" % (finding["severity"], finding["check"],
-                                                                finding["subject"], finding["expected"],
-                                                                finding["actual"]))
+        sys.stderr.write("%s %s %s: expected %s, actual %s\n" % tuple(
+            finding[k] for k in ("severity", "check", "subject", "expected", "actual")))
     return 0

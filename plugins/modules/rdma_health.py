@@ -130,6 +130,7 @@ raw:
   returned: when return_raw
 """
 
+import math
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
@@ -159,7 +160,7 @@ def main():
     )
     params = module.params
     for key in ("interval", "flap_window", "boot_grace"):
-        if params[key] != params[key] or params[key] < 0 or params[key] in (float("inf"),):
+        if math.isnan(params[key]) or math.isinf(params[key]) or params[key] < 0:
             module.fail_json(msg="%s=%r: a number of seconds >= 0" % (key, params[key]))
     try:
         _health.merge_checks(params["checks"])

@@ -141,8 +141,8 @@ class Profile(object):
     def gids(self, nic, port):
         """[(index, IPv6Address, type, ndev-or-None)] in GID-table order."""
         if port["link_layer"] == "InfiniBand":
-            return health_faults.fill_gids(port, [(0, guid_to_gid(port["port_guid"]), "IB/RoCE v1", None)],
-                                             health_faults.GID_TABLE_SIZE)
+            gid0 = [(0, guid_to_gid(port["port_guid"]), "IB/RoCE v1", None)]
+            return health_faults.fill_gids(port, gid0, health_faults.GID_TABLE_SIZE)
         out = []
         ll = mac_to_link_local(port["mac"])
         out.append((0, ll, "IB/RoCE v1", port["netdev"]))

@@ -114,8 +114,8 @@ def run(tool, args, ctx):
         return _real(tool, args)
     refused = [health_faults.peermem_refused(ctx.profile.faults, n) for n in names]
     if any(refused) and not ("-r" in args or "--remove" in args):
-        return "", "%s: %s\n" % ("modinfo: ERROR" if tool == "modinfo" else "modprobe: FATAL",
-                                  [r for r in refused if r][0]), 1
+        lead = "modinfo: ERROR" if tool == "modinfo" else "modprobe: FATAL"
+        return "", "%s: %s\n" % (lead, [r for r in refused if r][0]), 1
     if tool == "modinfo":
         return modinfo(args, names)
     remove = "-r" in args or "--remove" in args

@@ -22,8 +22,8 @@ def _finding(check, subject, severity="error"):
 
 RESULTS = {
     "clean": {"findings": [], "ports": {"mlx5_0/1": {"rates": {"rx_pause": 0.0, "cnp_sent": 1.5}}}},
-    "sick": {"findings": [_finding("pfc_storm", "mlx5_0 port 1 (eth0)"), _finding("ecn", "mlx5_0 port 1 (eth0)",
-                                                                                   "warning")],
+    "sick": {"findings": [_finding("pfc_storm", "mlx5_0 port 1 (eth0)"),
+                          _finding("ecn", "mlx5_0 port 1 (eth0)", "warning")],
              "ports": {"mlx5_0/1": {"rates": {"rx_pause": 9000.0}}}},
     "failed": {"failed": True, "msg": "sminfo exploded"},
 }
@@ -46,8 +46,8 @@ def test_writers_on_findings():
     findings = R.sort_findings(findings)
     text = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS)
     assert text.splitlines()[0].split() == ["HOST", "SEVERITY", "CHECK", "SUBJECT", "EXPECTED", "ACTUAL", "DIAGNOSIS"]
-    assert [line.split()[:3] for line in text.splitlines()[2:]] == [["sick", "warning", "ecn"],
-                                                                     ["sick", "error", "pfc_storm"]]
+    rows = [line.split()[:3] for line in text.splitlines()[2:]]
+    assert rows == [["sick", "warning", "ecn"], ["sick", "error", "pfc_storm"]]
     checks = sorted(_health.CHECKS)
     root = ET.fromstring(R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
                                      case_key="check", message=R.finding_message, failure_type="health",
@@ -55,9 +55,8 @@ def test_writers_on_findings():
     assert root.get("tests") == str(2 * len(checks)) and root.get("failures") == "2"
     failed = [(c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None]
     assert failed == [("sick", "ecn"), ("sick", "pfc_storm")]
-    assert "remedy: adjust the PFC buffers" in [c for c in root.iter("testcase")
-                                                 if c.get("name") == "pfc_storm" and c.get("classname") == "sick"][0] \
-        .find("failure").get("message")
+    storm = [c for c in root.iter("testcase") if c.get("name") == "pfc_storm" and c.get("classname") == "sick"][0]
+    assert "remedy: adjust the PFC buffers" in storm.find("failure").get("message")
     prom = R.prometheus_health(findings, checked, [], 1700000000.0, {"inventory": "inv"}, checks, ports)
     lines = prom.splitlines()
     assert 'rdma_fabric_health_findings{host="sick",check="pfc_storm",severity="error"} 1' in lines
