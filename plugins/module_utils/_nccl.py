@@ -339,3 +339,88 @@ def parse_conf(text):
         name, value = line.split("=", 1)
         values.setdefault(name, value)
     return values
+
+
+# ---------------------------------------------------------------- NCCL_DEBUG=INFO log (NET/IB lines)
+# Formats (nccl.txt header, src/transport/net_ib): "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB [RO]; OOB if:addr<0>"
+# (" ; OOB" without relaxed ordering; items "[i]name:port[:rail[:plane]]/IB|RoCE"), "NET/IB : No device found.",
+# "NET/IB : GPU Direct RDMA Enabled|Disabled for HCA i 'name'", channels "... via NET/IB/i[/GDRDMA][/Shared]"
+# (old: "Ring 00 : 1 -> 0 [receive] via NET/IB/0"), "Using network IB|Socket|<plugin>". Lines carry a
+# "host:pid:tid [dev] NCCL INFO " prefix, sometimes behind a launcher's "[rank]<stdout>:".
+_LOG_PREFIX = re.compile(r"(?:\[\d+\]<std(?:out|err)>:)?(?:(?P<host>[^\s:]+):\d+:\d+ \[\d+\] )?NCCL INFO (?P<msg>.*)\Z")
+_LOG_USING = re.compile(r"NET/IB ?: Using(?P<items>(?: \[\d+\][^\s\[;]+)*) ?(?P<ro>\[RO\])?; OOB (?P<oob>\S+)\Z")
+_LOG_ITEM = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s/]+):(?P<port>\d+)(?::\d+){0,2}/(?P<ll>IB|RoCE)\Z")
+_LOG_GDR = re.compile(r"NET/IB ?: GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA (?P<index>\d+) '(?P<name>[^']+)'")
+_LOG_VIA = re.compile(r".* via NET/IB/(?P<index>\d+)(?P<flags>(?:/[A-Za-z]+)*)\s*\Z")
+_LOG_NETWORK = re.compile(r"Using network (?P<net>\S+)\Z")
+
+
+def _log_node(nodes, host):
+    return nodes.setdefault(host or "", {"hcas": [], "relaxed_ordering": None, "gdr": {}, "no_device": False,
+                                         "network": None})
+
+
+def _log_hca(node, index, name=None):
+    for hca in node["hcas"]:
+        if hca["index"] == index:
+            return hca
+    hca = {"index": index, "name": name or "NET/IB/%d" % index, "port": None, "link_layer": None,
+           "gdr_enabled": None, "gdr_used": None, "channels": 0}
+    node["hcas"].append(hca)
+    node["hcas"].sort(key=lambda item: item["index"])
+    return hca
+
+
+def parse_log(text, source="NCCL log"):
+    """An ``NCCL_DEBUG=INFO`` log -> {"nodes": {host ('' without a prefix): {"hcas": [{index, name, port,
+    link_layer, gdr_enabled, gdr_used, channels}], "relaxed_ordering", "no_device", "network"}}}.
+
+    ``gdr_enabled``: NCCL's per-HCA "GPU Direct RDMA Enabled/Disabled" line (absent before 2.12);
+    ``gdr_used``: True when a channel over the HCA says ``/GDRDMA``, False when channels over it never
+    do, None when the log shows no channel over it. A log without one NET/IB or "Using network" line is
+    an error (not an NCCL_DEBUG=INFO log, or it was cut before the transport was chosen)."""
+    nodes = {}
+    seen = False
+    for number, line in enumerate((text or "").splitlines(), 1):
+        match = _LOG_PREFIX.search(line.strip())
+        if not match:
+            continue
+        node_key, msg = match.group("host"), match.group("msg").strip()
+        where = "%s line %d %r" % (source, number, line.strip()[:120])
+        if msg.startswith(("NET/IB : Using", "NET/IB: Using")):
+            using = _LOG_USING.match(msg)
+            if not using:
+                raise ValueError("%s: not 'NET/IB : Using [i]hca:port/IB|RoCE ... ; OOB if:addr'" % where)
+            node = _log_node(nodes, node_key)
+            node["relaxed_ordering"] = bool(using.group("ro"))
+            for item in using.group("items").split():
+                parsed = _LOG_ITEM.match(item)
+                if not parsed:
+                    raise ValueError("%s: HCA item %r is not '[i]name:port/IB|RoCE'" % (where, item))
+                hca = _log_hca(node, int(parsed.group("index")), parsed.group("name"))
+                hca.update(name=parsed.group("name"), port=int(parsed.group("port")), link_layer=parsed.group("ll"))
+            seen = True
+        elif msg.startswith(("NET/IB : No device found", "NET/IB: No device found")):
+            _log_node(nodes, node_key)["no_device"] = True
+            seen = True
+        elif _LOG_GDR.match(msg):
+            gdr = _LOG_GDR.match(msg)
+            hca = _log_hca(_log_node(nodes, node_key), int(gdr.group("index")), gdr.group("name"))
+            hca["gdr_enabled"] = gdr.group("state") == "Enabled"
+            seen = True
+        elif " via NET/IB/" in msg:
+            via = _LOG_VIA.match(msg)
+            if not via:
+                raise ValueError("%s: not '... via NET/IB/i[/GDRDMA][/Shared]'" % where)
+            hca = _log_hca(_log_node(nodes, node_key), int(via.group("index")))
+            hca["channels"] += 1
+            used = "/GDRDMA" in via.group("flags")
+            hca["gdr_used"] = bool(hca["gdr_used"]) or used
+            seen = True
+        elif _LOG_NETWORK.match(msg):
+            _log_node(nodes, node_key)["network"] = _LOG_NETWORK.match(msg).group("net")
+            seen = True
+    if not seen:
+        raise ValueError("%s: no 'NET/IB' or 'Using network' line in it: not an NCCL_DEBUG=INFO log, or cut "
+                         "before NCCL chose its transport" % source)
+    return {"nodes": nodes}

@@ -48,6 +48,12 @@ _HEADER_RE = re.compile(
     r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
     r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*\Z")
 _FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
+# pciutils ls-caps.c cap_express_link: "LnkCap:\tPort #N, Speed 32GT/s, Width x16, ASPM ..." and
+# "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)"; the note is " (ok)", " (downgraded)" or
+# " (strange)" on endpoints and upstream ports, absent on root and downstream ports and before
+# pciutils 3.6 (which ends the line in a comma); an unknown speed code prints "unknown".
+_LINK_RE = re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>unknown|\d+(?:\.\d+)?GT/s)(?:\s*\((?P<snote>[a-z]+)\))?,"
+                      r"\s*Width x(?P<width>\d+)(?:\s*\((?P<wnote>[a-z]+)\))?(?:,.*)?\Z")
 _CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
 _BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
                      r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
@@ -92,7 +98,7 @@ def parse_lspci(text, source="lspci output"):
                    "vendor_id": (match.group("vendor") or "").lower() or None,
                    "device_id": (match.group("device") or "").lower() or None,
                    "numa_node": None, "port_type": None, "bus": None, "acs": None,
-                   "access_denied": False}
+                   "access_denied": False, "link": None}
             devices[cur["bdf"]] = cur
             continue
         if cur is None:
@@ -119,6 +125,8 @@ def parse_lspci(text, source="lspci output"):
                 if match.group("name").startswith("Access Control Services"):
                     cur["acs"] = {"offset": int(match.group("off"), 16), "cap": None, "ctl": None,
                                   "ctl_word": None}
+        elif stripped.startswith(("LnkCap:", "LnkSta:")):
+            _link_line(cur, stripped, source)
         elif stripped.startswith("ACSCap:") and cur["acs"] is not None:
             cur["acs"]["cap"] = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
         elif stripped.startswith("ACSCtl:") and cur["acs"] is not None:
@@ -132,6 +140,32 @@ def parse_lspci(text, source="lspci output"):
                              "text: not 'lspci -vvv' output" % (source, first[0][0], first[0][1].strip()[:80]))
         raise ValueError("%s: empty, no PCI function in it (expected 'lspci -vvv' output)" % source)
     return devices
+
+
+def _speed(text):
+    return None if text == "unknown" else float(text[:-4])
+
+
+def _link_line(device, stripped, source):
+    """One LnkCap or LnkSta line into device["link"]: cap_speed/cap_width (GT/s, lanes),
+    speed/width (what it trained to), the notes lspci printed, and ``downgraded``
+    (lspci's own note, else the comparison with LnkCap)."""
+    key, _sep, rest = stripped.partition(":")
+    match = _LINK_RE.match(rest.strip())
+    if not match:
+        raise ValueError("%s: %s line %r of %s: no 'Speed NGT/s, Width xN'" % (source, key, stripped[:100], device["bdf"]))
+    link = device["link"] = device["link"] or {"cap_speed": None, "cap_width": None, "speed": None, "width": None,
+                                               "speed_note": None, "width_note": None, "downgraded": None}
+    speed, width = _speed(match.group("speed")), int(match.group("width"))
+    if key == "LnkCap":
+        link["cap_speed"], link["cap_width"] = speed, width
+    else:
+        link["speed"], link["width"] = speed, width
+        link["speed_note"], link["width_note"] = match.group("snote"), match.group("wnote")
+    if "downgraded" in (link["speed_note"], link["width_note"]):
+        link["downgraded"] = True
+    elif None not in (link["cap_speed"], link["speed"], link["cap_width"], link["width"]):
+        link["downgraded"] = link["speed"] < link["cap_speed"] or link["width"] < link["cap_width"]
 
 
 def is_bridge(device):

@@ -20,6 +20,9 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
+# health findings (rdma.fabric.rdma_health, the health_findings filter)
+FINDING_KEYS = ("host", "check", "subject", "severity", "expected", "actual", "diagnosis", "remedy")
+FINDING_TABLE = ("host", "severity", "check", "subject", "expected", "actual", "diagnosis")
 
 
 def leaf_differences(expected, actual, path=""):
@@ -88,8 +91,12 @@ def module_objects(result, key_fields=("interface", "rdma_device", "port")):
     return out
 
 
-def sort_records(records):
-    return sorted(records, key=lambda r: tuple(str(r.get(k, "")) for k in RECORD_KEYS))
+def sort_records(records, keys=RECORD_KEYS):
+    return sorted(records, key=lambda r: tuple(str(r.get(k, "")) for k in keys))
+
+
+def sort_findings(findings):
+    return sort_records(findings, FINDING_KEYS)
 
 
 # --------------------------------------------------------------------------- writers
@@ -107,9 +114,9 @@ def summary(records, hosts_checked, unreachable, noun="drifted", unit="settings"
     return "%d of %d hosts %s, %d %s; %d unreachable" % (hosts, hosts_checked, noun, len(bad), unit, unreachable)
 
 
-def table(records, columns=RECORD_KEYS, width=60):
+def table(records, columns=RECORD_KEYS, width=60, keys=RECORD_KEYS):
     """A fixed-width text table of the records, sorted; cells longer than ``width`` are cut."""
-    rows = [[cell(r.get(c, "")) for c in columns] for r in sort_records(records)]
+    rows = [[cell(r.get(c, "")) for c in columns] for r in sort_records(records, keys)]
     rows = [[v if len(v) <= width else v[:width - 3] + "..." for v in row] for row in rows]
     widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.upper().ljust(widths[i]) for i, c in enumerate(columns)).rstrip()]
@@ -119,15 +126,29 @@ def table(records, columns=RECORD_KEYS, width=60):
     return "\n".join(lines)
 
 
-def to_json(records, meta):
-    return json.dumps({"meta": meta, "records": sort_records(records)}, indent=2, sort_keys=True, default=str) + "\n"
+def to_json(records, meta, keys=RECORD_KEYS):
+    return json.dumps({"meta": meta, "records": sort_records(records, keys)}, indent=2, sort_keys=True,
+                      default=str) + "\n"
 
 
-def junit_xml(records, checked, suite="rdma.fabric drift"):
-    """JUnit XML: one testcase per (host, area) in ``checked``, one failure per record."""
+def _drift_message(record):
+    return "%s %s: expected %s, actual %s" % (record.get("object", ""), record.get("setting", ""),
+                                              cell(record.get("expected")), cell(record.get("actual")))
+
+
+def finding_message(finding):
+    """``[error] mlx5_0 port 1: expected ..., actual ... (diagnosis: ...; remedy: ...)``."""
+    return "[%s] %s: expected %s, actual %s (diagnosis: %s; remedy: %s)" % (
+        finding.get("severity"), finding.get("subject"), cell(finding.get("expected")), cell(finding.get("actual")),
+        finding.get("diagnosis"), finding.get("remedy"))
+
+
+def junit_xml(records, checked, suite="rdma.fabric drift", case_key="area", message=_drift_message,
+              failure_type="drift", keys=RECORD_KEYS):
+    """JUnit XML: one testcase per (host, ``case_key``) in ``checked``, one failure per record."""
     by_case = {}
     for record in records:
-        by_case.setdefault((record["host"], record["area"]), []).append(record)
+        by_case.setdefault((record["host"], record[case_key]), []).append(record)
     cases = sorted(set(checked) | set(by_case))
     failures = sum(1 for case in cases if by_case.get(case))
     root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
@@ -135,10 +156,8 @@ def junit_xml(records, checked, suite="rdma.fabric drift"):
                            errors="0", skipped="0")
     for host, area in cases:
         case = ET.SubElement(tsuite, "testcase", classname=host, name=area)
-        for record in sort_records(by_case.get((host, area), [])):
-            message = "%s %s: expected %s, actual %s" % (record.get("object", ""), record.get("setting", ""),
-                                                         cell(record.get("expected")), cell(record.get("actual")))
-            failure = ET.SubElement(case, "failure", message=message.strip(), type="drift")
+        for record in sort_records(by_case.get((host, area), []), keys):
+            failure = ET.SubElement(case, "failure", message=message(record).strip(), type=failure_type)
             failure.text = json.dumps(record, sort_keys=True, default=str)
     return ET.tostring(root, encoding="unicode") + "\n"
 
@@ -162,7 +181,12 @@ def prometheus(records, checked_hosts, unreachable_hosts, timestamp, info, prefi
     for (host, area) in sorted(counts):
         out.append('%s_settings{host="%s",area="%s"} %d' % (prefix, _label(host), _label(area), counts[(host, area)]))
     hosts = sorted(set(h for h, _a in checked_hosts))
-    out += ["# HELP %s_hosts_checked Hosts whose state was read." % prefix, "# TYPE %s_hosts_checked gauge" % prefix,
+    return "\n".join(out + _run_series(prefix, hosts, unreachable_hosts, timestamp, info)) + "\n"
+
+
+def _run_series(prefix, hosts, unreachable_hosts, timestamp, info):
+    """The series every report ends with: hosts checked and unreachable, run time, info."""
+    return ["# HELP %s_hosts_checked Hosts whose state was read." % prefix, "# TYPE %s_hosts_checked gauge" % prefix,
             "%s_hosts_checked %d" % (prefix, len(hosts)),
             "# HELP %s_hosts_unreachable Hosts that could not be checked." % prefix,
             "# TYPE %s_hosts_unreachable gauge" % prefix, "%s_hosts_unreachable %d" % (prefix, len(unreachable_hosts)),
@@ -171,7 +195,55 @@ def prometheus(records, checked_hosts, unreachable_hosts, timestamp, info, prefi
             "%s_last_run_timestamp_seconds %.3f" % (prefix, timestamp),
             "# HELP %s_info The run's metadata." % prefix, "# TYPE %s_info gauge" % prefix,
             "%s_info{%s} 1" % (prefix, ",".join('%s="%s"' % (k, _label(info[k])) for k in sorted(info)))]
-    return "\n".join(out) + "\n"
+
+
+# rdma_health port rates exported per port (name in the module's ``ports[].rates``)
+RATE_SERIES = ("rx_pause", "tx_pause", "cnp_sent", "cnp_handled", "rx_discards_phy", "symbol_errors", "link_downed")
+
+
+def prometheus_health(findings, checked_hosts, unreachable_hosts, timestamp, info, checks, ports=None,
+                      prefix="rdma_fabric_health"):
+    """Prometheus textfile of health findings: per host, check and severity the number of
+    findings (0 for every check of ``checks`` on a host checked, so alerts resolve), per host,
+    port and check the findings of that port, per port the sampled rates (per second), then
+    the run series. ``ports``: {host: rdma_health ``ports``}. No timestamps."""
+    counts = {}
+    for host in checked_hosts:
+        for check in checks:
+            counts[(host, check, "error")] = 0
+            counts[(host, check, "warning")] = 0
+    per_port = {}
+    port_names = dict((h, sorted(p or {})) for h, p in (ports or {}).items())
+    for finding in findings:
+        key = (finding["host"], finding["check"], finding["severity"])
+        counts[key] = counts.get(key, 0) + 1
+        for port in port_names.get(finding["host"], []):
+            device, number = port.split("/", 1)
+            if finding["subject"].startswith("%s port %s" % (device, number)):
+                pkey = (finding["host"], port, finding["check"])
+                per_port[pkey] = per_port.get(pkey, 0) + 1
+    out = ["# HELP %s_findings Fabric health findings, per host, check and severity." % prefix,
+           "# TYPE %s_findings gauge" % prefix]
+    for host, check, severity in sorted(counts):
+        out.append('%s_findings{host="%s",check="%s",severity="%s"} %d' % (
+            prefix, _label(host), _label(check), _label(severity), counts[(host, check, severity)]))
+    out += ["# HELP %s_port_findings Fabric health findings of one port, per check." % prefix,
+            "# TYPE %s_port_findings gauge" % prefix]
+    for host in sorted(port_names):
+        for port in port_names[host]:
+            for check in sorted(set(c for h, p, c in per_port if h == host and p == port)):
+                out.append('%s_port_findings{host="%s",port="%s",check="%s"} %d' % (
+                    prefix, _label(host), _label(port), _label(check), per_port[(host, port, check)]))
+    out += ["# HELP %s_port_rate Counter increase per second over the sampling interval." % prefix,
+            "# TYPE %s_port_rate gauge" % prefix]
+    for host in sorted(ports or {}):
+        for port in sorted(ports[host] or {}):
+            rates = (ports[host][port] or {}).get("rates") or {}
+            for name in RATE_SERIES:
+                if name in rates:
+                    out.append('%s_port_rate{host="%s",port="%s",counter="%s"} %s' % (
+                        prefix, _label(host), _label(port), name, repr(float(rates[name]))))
+    return "\n".join(out + _run_series(prefix, sorted(checked_hosts), unreachable_hosts, timestamp, info)) + "\n"
 
 
 def write_atomic(path, text):

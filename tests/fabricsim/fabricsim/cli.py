@@ -6,7 +6,7 @@ import os
 import shlex
 import sys
 
-from . import log, paths, profile as profiles, state
+from . import health_faults, log, paths, profile as profiles, state
 
 FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `clear` removes them):
   link-down DEV[:PORT]          port DOWN (IB: Polling; Ethernet: Disabled), netdev carrier 0
@@ -16,6 +16,13 @@ FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `cl
   fail-after TOOL N             the Nth write call of TOOL from now fails after part of its change
   numa BDF NODE                 numa_node of a PCI device
   acs-redir BDF on|off          ACS redirect bits set/cleared in a bridge's ACSCtl at boot
+  grow DEV NAME=RATE...         a counter growing RATE per second (fabric health faults, health_faults.py:
+  pause-storm NETDEV [RATE]     also these; `fabricsim tick` rewrites the growing sysfs counters now)
+  cnp-surge DEV [RATE]
+  flap DEV[:PORT] [PERIOD]
+  gid-full DEV[:PORT]
+  sm-gone
+  peermem-absent
 """
 
 
@@ -121,10 +128,22 @@ def cmd_fault(args):
             ctl = nic["acs"].get(rest[0], 0)
             nic["acs"][rest[0]] = (ctl | 0x1D) if rest[1] == "on" else (ctl & ~0x0C)
             state.save_nic_state(nic)
+        elif kind in health_faults.KINDS:
+            error = health_faults.add(faults, prof, kind, rest)
+            if error:
+                return _fail(error)
+            if kind == "peermem-absent":
+                from .tools import kmod
+                kmod.unload("nvidia_peermem")
         else:
             return _fail("unknown fault %r\n%s" % (kind, FAULT_HELP))
         state.save_faults(faults)
         state.rebuild(reset=False)
+    return 0
+
+
+def cmd_tick(args):
+    health_faults.tick()
     return 0
 
 
@@ -261,6 +280,7 @@ def build_parser():
     s.add_argument("args", nargs="*")
     s.set_defaults(func=cmd_fault)
     sub.add_parser("clear", help="remove all faults").set_defaults(func=cmd_clear)
+    sub.add_parser("tick", help="rewrite the growing counters now").set_defaults(func=cmd_tick)
     sub.add_parser("reset", help="NICs back to firmware defaults (a reboot)").set_defaults(func=cmd_reset)
     sub.add_parser("boot", help="what fabricsim.service runs at boot").set_defaults(func=cmd_boot)
     s = sub.add_parser("log", help="show the call/write log")

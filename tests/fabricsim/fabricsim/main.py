@@ -2,7 +2,7 @@
 import os
 import sys
 
-from . import log, state
+from . import health_faults, log, state
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
          "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo"]
@@ -39,6 +39,7 @@ def run_tool(tool, args):
         state.ensure()
     except state.NoProfile as exc:
         return "", str(exc) + "\n", 1
+    health_faults.tick()    # counters growing with time (health faults)
     mod = tool_module(tool)
     write = bool(mod.is_write(tool, args))
     with state.locked():

@@ -3,7 +3,7 @@ import ipaddress
 import json
 import os
 
-from . import paths
+from . import health_faults, paths
 
 # Per NIC model: PCI ids and the strings the tools print.
 MODELS = {
@@ -99,6 +99,7 @@ class Profile(object):
             for port in nic["ports"]:
                 key = "%s:%d" % (nic["dev"], port["port"])
                 port["down"] = key in down or nic["dev"] in down
+        health_faults.apply(self)
 
     # --- lookups -----------------------------------------------------
     def variant(self):
@@ -140,7 +141,8 @@ class Profile(object):
     def gids(self, nic, port):
         """[(index, IPv6Address, type, ndev-or-None)] in GID-table order."""
         if port["link_layer"] == "InfiniBand":
-            return [(0, guid_to_gid(port["port_guid"]), "IB/RoCE v1", None)]
+            gid0 = [(0, guid_to_gid(port["port_guid"]), "IB/RoCE v1", None)]
+            return health_faults.fill_gids(port, gid0, health_faults.GID_TABLE_SIZE)
         out = []
         ll = mac_to_link_local(port["mac"])
         out.append((0, ll, "IB/RoCE v1", port["netdev"]))
@@ -150,7 +152,7 @@ class Profile(object):
             mapped = ipaddress.IPv6Address("::ffff:" + str(v4))
             out.append((2, mapped, "IB/RoCE v1", port["netdev"]))
             out.append((3, mapped, "RoCE v2", port["netdev"]))
-        return out
+        return health_faults.fill_gids(port, out, health_faults.GID_TABLE_SIZE)
 
     def ancestors(self, bdf):
         """Bridges from the device up to its root port (nearest first)."""

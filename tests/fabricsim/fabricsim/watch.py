@@ -23,7 +23,7 @@ import struct
 import sys
 import time
 
-from . import log, paths, state, sysfs
+from . import health_faults, log, paths, state, sysfs
 
 IN_OPEN = 0x00000020
 IN_CLOSE_NOWRITE = 0x00000010
@@ -162,6 +162,7 @@ class Watcher(object):
             sd_notify("READY=1")
         while True:
             self.process(timeout=1.0)
+            health_faults.tick(throttle=0.25)
             if self._generation() != self.generation:   # tree rebuilt (reset/init): new watches
                 self.start()
 
@@ -262,7 +263,7 @@ def serve_fuse(notify=True):
              % (server.mountpoint, server.backing))
         if notify:
             sd_notify("READY=1")
-        server.serve(extra_fds=[ino.fd], on_fd=lambda fd: _answer_control(ino))
+        server.serve(extra_fds=[ino.fd], on_fd=lambda fd: _answer_control(ino), on_idle=lambda: health_faults.tick(throttle=0.25))
     finally:
         if ino:
             ino.close()

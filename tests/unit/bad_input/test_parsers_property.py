@@ -21,8 +21,8 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
-    _bdf, _dcqcn, _gdr_readiness, _grub, _guid, _ibstat, _kernel_args, _lldp_dcb, _mlnx_qos, _nccl, _pcie_acs,
-    _rdma_facts, _sm_info, _topo,
+    _bdf, _dcqcn, _ethtool_stats, _gdr_readiness, _grub, _guid, _ibstat, _ibv_devinfo, _kernel_args, _lldp_dcb,
+    _mlnx_qos, _nccl, _pcie_acs, _rdma_facts, _rdma_link, _sm_info, _topo,
 )
 
 SAMPLES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "samples")
@@ -108,6 +108,12 @@ PARSERS = [
     ("grub_file", lambda text: _grub.parse_grub_assignments(text, "/etc/default/grub"), ()),
     ("grubby_info", _grub.parse_grubby_info, ()),
     ("nccl_conf", _nccl.parse_conf, ("nccl.txt",)),
+    ("ethtool_stats", _ethtool_stats.parse, ("ethtool_S_mlx5.txt",)),
+    ("ibv_devinfo", lambda text: [_ibv_devinfo.gid_table(p) for d in _ibv_devinfo.parse(text).values()
+                                  for p in d["ports"].values()], ("ibv_devinfo.txt",)),
+    ("lspci_link", _pcie_acs.parse_lspci, ("lspci_pcie.txt",)),
+    ("rdma_link", _rdma_link.parse, ("rdma_link.txt",)),
+    ("nccl_log", _nccl.parse_log, ("nccl.txt",)),
 ]
 
 

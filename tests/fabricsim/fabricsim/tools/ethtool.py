@@ -1,4 +1,5 @@
 """ethtool -S (mlx5 counter names; rx_prioN_pause* only for PFC-enabled priorities), -i, plain."""
+from .. import health_faults
 
 
 def is_write(tool, args):
@@ -31,7 +32,8 @@ def run(tool, args, ctx):
 
 
 def stats(ctx, nic, port):
-    over = ctx.profile.faults.get("counters", {}).get(port["netdev"], {})
+    over = dict(ctx.profile.faults.get("counters", {}).get(port["netdev"], {}))
+    over.update(health_faults.values(ctx.profile.faults, port["netdev"]))
     names = ["rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_csum_unnecessary", "rx_out_of_buffer",
              "rx_if_down_packets", "rx_steer_missed_packets", "rx_vport_unicast_packets", "rx_vport_unicast_bytes",
              "tx_vport_unicast_packets", "tx_vport_unicast_bytes", "rx_vport_rdma_unicast_packets",

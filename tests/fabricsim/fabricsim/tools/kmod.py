@@ -10,7 +10,7 @@ is passed to the real tool, when the image has one.
 import os
 import subprocess
 
-from .. import paths
+from .. import health_faults, paths
 
 DRIVER_MODULES = ("nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm")   # loaded with the driver
 SHIPPED_MODULES = DRIVER_MODULES + ("nvidia_peermem",)
@@ -79,7 +79,8 @@ def boot(profile):
                 continue
             for line in lines:
                 word = line.strip()
-                if word and word[0] not in "#;" and simulated(profile, word):
+                if word and word[0] not in "#;" and simulated(profile, word) \
+                        and not health_faults.peermem_refused(profile.faults, word):
                     load(word)
 
 
@@ -111,6 +112,10 @@ def run(tool, args, ctx):
         if names and any(simulated(ctx.profile, n) for n in names):
             return "", "fabricsim: %s of simulated and real modules in one call is not simulated\n" % tool, 1
         return _real(tool, args)
+    refused = [health_faults.peermem_refused(ctx.profile.faults, n) for n in names]
+    if any(refused) and not ("-r" in args or "--remove" in args):
+        lead = "modinfo: ERROR" if tool == "modinfo" else "modprobe: FATAL"
+        return "", "%s: %s\n" % (lead, [r for r in refused if r][0]), 1
     if tool == "modinfo":
         return modinfo(args, names)
     remove = "-r" in args or "--remove" in args

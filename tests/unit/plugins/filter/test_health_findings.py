@@ -73,7 +73,9 @@ def test_counters_over_the_limit(facts):
         handle.write("1200\n")
     findings = health_findings(gather(facts["root"]), {"ignore_devices": ["mlx5_2"], "pcie": False})
     assert findings == [{"check": "counters", "subject": "mlx5_0 port 1 (ens1np0) symbol_error",
-                         "expected": "<= 0", "actual": 1200}]
+                         "severity": "warning", "expected": "<= 0", "actual": 1200,
+                         "diagnosis": "perfquery DEV PORT; ethtool -S IF",
+                         "remedy": "check the cable and optics, then clear the counters"}]
     assert health_findings(gather(facts["root"]), {"ignore_devices": ["mlx5_2"], "pcie": False,
                                                    "counter_limits": {"symbol_error": 5000}}) == []
     # without the counters subset nothing is judged on counters

@@ -1,0 +1,447 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fabric health judging: the ONE implementation behind the ``health_findings`` filter
+(the onboarding gate, ``health_gate``) and the ``health`` role (on demand, periodic timer,
+support bundle). Pure: observations in, findings out.
+
+Input: either ``ansible_facts.rdma`` (rdma_facts; the gate) or the observations of
+``rdma_health`` (``{"facts": <rdma facts>, "ports": {...}, "sm": {...}, "gdr": {...},
+"nccl": {...}, "interval": s}``). Each finding is ``{check, subject, severity, expected,
+actual, diagnosis, remedy}``: the diagnosis command and remedy as the operators'
+troubleshooting table words them. Thresholds are data (``checks``), per GPU and NIC model
+in ``gpu_models`` / ``nic_models``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import math
+
+SEVERITIES = ("error", "warning")
+
+# check -> (severity, diagnosis, remedy). The rows of the troubleshooting table first.
+CHECKS = {
+    "link": ("error", "ibstatus; ibdiagnet (IB) / ethtool IF, ip link show IF (RoCE)",
+             "check the cable and optics, then reset the port (ibportstate DEV PORT reset / ip link set IF down; up)"),
+    "sm": ("error", "ibstat (SM lid); sminfo -C DEV -P PORT",
+           "restart OpenSM (systemctl restart opensm) or check the SM node and its port"),
+    "sm_master": ("error", "sminfo; saquery SMIR (every SM and its state)",
+                  "keep exactly one MASTER: disable the switch-embedded SM or give OpenSM the highest priority"),
+    "sm_priority": ("warning", "sminfo; saquery SMIR", "set the intended sm_priority in opensm.conf and restart OpenSM"),
+    "pfc_storm": ("error", "ethtool -S IF | grep -E 'prio[0-7]_pause|global_pause|pause_storm'",
+                  "adjust the PFC buffers / burst (mlnx_qos --buffer_size, switch headroom); find the host that "
+                  "does not drain (a stuck receiver sends pause frames for ever)"),
+    "ecn": ("warning", "cat /sys/class/infiniband/DEV/ports/N/hw_counters/{np_cnp_sent,rp_cnp_handled}",
+            "raise the switch ECN thresholds (min/max KB on the RoCE queue)"),
+    "discards": ("warning", "ethtool -S IF | grep discards_phy",
+                 "check PFC on the RoCE priority (host and switch) and the receive buffers"),
+    "symbol_errors": ("warning", "ethtool -S IF | grep symbol_err; perfquery DEV PORT (SymbolErrors)",
+                      "check the cable and optics (reseat, clean, replace); watch for a flapping link"),
+    "flap": ("error", "cat /sys/class/infiniband/DEV/ports/N/counters/link_downed; journalctl -k | grep -i 'link'",
+             "check the cable and optics and the switch port; a link that flaps drops NCCL jobs"),
+    "gid_table": ("error", "ibv_devinfo -v -d DEV (GID[...] lines vs gid_tbl_len); show_gids",
+                  "enlarge the GID table / drop unneeded GIDs (addresses, VLANs, macvlans on the port)"),
+    "gid_ipv4": ("error", "show_gids DEV; ip -4 addr show IF",
+                 "give the netdev its IPv4 address (the kernel then adds the RoCE v2 GID); set NCCL_IB_GID_INDEX "
+                 "to that GID's index"),
+    "gdr": ("error", "GPU-NIC topology (nvidia-smi topo -m), ACS (lspci -vvv | grep ACSCtl), peer memory "
+                     "(lsmod | grep nvidia_peermem)",
+            "fix ACS / BIOS (disable ACS redirect on the switch ports between GPU and NIC), load nvidia_peermem "
+            "or use dma-buf; check nvidia-smi topo -m"),
+    "nccl_gdr": ("error", "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET: 'NET/IB : GPU Direct RDMA' and "
+                          "'via NET/IB/N/GDRDMA' lines",
+                 "fix ACS / BIOS, load peer memory (nvidia_peermem or dma-buf with NCCL_DMABUF_ENABLE=1), "
+                 "check nvidia-smi topo -m and NCCL_NET_GDR_LEVEL"),
+    "nccl_hca": ("error", "NCCL_DEBUG=INFO: the 'NET/IB : Using [i]hca:port/...' line",
+                 "check NCCL_IB_HCA (prefix vs '=' exact names) and that every rail is ACTIVE"),
+    "dmabuf": ("warning", "grep NCCL_DMABUF_ENABLE /etc/nccl.conf; GPU driver (open kernel module) and kernel >= 5.12",
+               "set NCCL_DMABUF_ENABLE to match what the node supports (rdma.fabric.nccl_env)"),
+    "pcie": ("error", "lspci -vv -s BDF | grep -E 'LnkCap|LnkSta'", "check the slot, riser and BIOS PCIe settings"),
+    "rate": ("error", "ibstat DEV PORT (Rate) / ethtool IF (Speed)", "check the cable, optics and the switch port speed"),
+    "ports": ("error", "ibstat; ibdev2netdev", "every rail must be ACTIVE at the model's rate: check the missing ones"),
+    "counters": ("warning", "perfquery DEV PORT; ethtool -S IF", "check the cable and optics, then clear the counters"),
+    "numa": ("warning", "nvidia-smi topo -m; cat /sys/class/infiniband/DEV/device/numa_node",
+             "move the NIC to a slot on its GPU's NUMA node / PCIe switch"),
+    "rails": ("error", "nvidia-smi topo -m", "every GPU needs a NIC on its PCIe switch: check the cabling of the slots"),
+    "devices": ("error", "ibv_devices; ibstat", "check that every NIC is seated and its driver (mlx5_core) loaded"),
+    "gpus": ("error", "nvidia-smi -L", "check the GPU driver and that every GPU is seen"),
+    "facts": ("error", "run the named tool by hand", "fix the tool (install it, run as root)"),
+}
+
+DEFAULT_CHECKS = {
+    "expected_devices": None,
+    "expected_gpus": None,
+    "gpus_required": False,
+    "ignore_devices": [],
+    "min_rate_gbps": None,
+    "pcie": True,
+    "gpu_pcie_speed": False,
+    "numa": True,
+    "rails": True,
+    "counter_limits": {
+        "symbol_error": 0, "link_error_recovery": 0, "link_downed": 0, "port_rcv_errors": 0,
+        "local_link_integrity_errors": 0, "excessive_buffer_overrun_errors": 0,
+        "port_rcv_remote_physical_errors": 0,
+    },
+    # ethtool -S counters judged by value (the RoCE side of the basics)
+    "ethtool_limits": {"rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0},
+    # rails (GPU-nearest ports) expected ACTIVE at >= min_rate_gbps; null: not checked
+    "expected_ports": None,
+    # per model, matched as a substring of the GPU model (nvidia-smi name) / the NIC hca_type:
+    # {"H100": {"ports": 8, "min_rate_gbps": 400}}; values override the ones above
+    "gpu_models": {},
+    "nic_models": {},
+    # rates, per second over the module's sampling interval
+    "max_pause_per_s": 1000,
+    "max_cnp_per_s": 20000,
+    "max_discards_per_s": 0,
+    "max_symbol_errors_per_s": 0,
+    # link_downed increments within the sampling interval plus those kept over the flap window
+    "max_flaps": 0,
+    "gid_occupancy_max": 0.9,
+    "sm": True,
+    "sm_priority": None,
+    "gdr": True,
+    # what nccl_env sets NCCL_DMABUF_ENABLE to on the node (null: not judged)
+    "dmabuf_enable": None,
+    "severity": {},
+}
+# nvidia-smi topo relations across the CPU interconnect: a rail there crosses sockets
+CROSS_SOCKET = ("SYS",)
+_NUMBER_KEYS = ("expected_devices", "expected_gpus", "min_rate_gbps", "expected_ports", "max_pause_per_s",
+                "max_cnp_per_s", "max_discards_per_s", "max_symbol_errors_per_s", "max_flaps", "gid_occupancy_max",
+                "sm_priority")
+
+
+class HealthError(ValueError):
+    pass
+
+
+def merge_checks(checks):
+    """DEFAULT_CHECKS with ``checks`` over it, validated: unknown keys and bad values are
+    refused naming the key and the value."""
+    merged = copy.deepcopy(DEFAULT_CHECKS)
+    for key, value in (checks or {}).items():
+        if key not in DEFAULT_CHECKS:
+            raise HealthError("unknown check %r; known: %s" % (key, ", ".join(sorted(DEFAULT_CHECKS))))
+        merged[key] = value
+    for key in _NUMBER_KEYS:
+        value = merged[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or math.isnan(value) or value < 0):
+            raise HealthError("%s=%r: a number >= 0 or null" % (key, value))
+    for key in ("counter_limits", "ethtool_limits"):
+        limits = merged[key] or {}
+        if not isinstance(limits, dict):
+            raise HealthError("%s=%r: a dict counter name: max value" % (key, limits))
+        for name, value in limits.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise HealthError("%s.%s=%r: an integer >= 0" % (key, name, value))
+    for key in ("gpu_models", "nic_models"):
+        models = merged[key] or {}
+        if not isinstance(models, dict):
+            raise HealthError("%s=%r: a dict model: {ports, min_rate_gbps}" % (key, models))
+        for model, spec in models.items():
+            if not isinstance(spec, dict) or set(spec) - set(("ports", "min_rate_gbps", "gpus")):
+                raise HealthError("%s.%s=%r: a dict with ports, gpus and/or min_rate_gbps" % (key, model, spec))
+            for field, value in spec.items():
+                if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                    raise HealthError("%s.%s.%s=%r: a number >= 0 or null" % (key, model, field, value))
+    for name, severity in (merged["severity"] or {}).items():
+        if name not in CHECKS or severity not in SEVERITIES:
+            raise HealthError("severity.%s=%r: a check (%s) and error or warning"
+                              % (name, severity, ", ".join(sorted(CHECKS))))
+    return merged
+
+
+class _Findings(object):
+    def __init__(self, checks):
+        self.items = []
+        self.severity = checks["severity"] or {}
+
+    def add(self, check, subject, expected, actual, severity=None):
+        default, diagnosis, remedy = CHECKS[check]
+        self.items.append({"check": check, "subject": subject,
+                           "severity": self.severity.get(check, severity or default),
+                           "expected": expected, "actual": actual, "diagnosis": diagnosis, "remedy": remedy})
+
+
+def _possible(pcie, key):
+    values = [v for v in (pcie.get("max_link_" + key), pcie.get("upstream_max_link_" + key)) if v is not None]
+    return min(values) if values else None
+
+
+def _pcie(out, kind, name, pcie, judge_speed=True):
+    if not pcie or not pcie.get("downgraded"):
+        return
+    speed, width = _possible(pcie, "speed"), _possible(pcie, "width")
+    if not judge_speed and (width is None or pcie.get("current_link_width") is None
+                            or pcie["current_link_width"] >= width):
+        return
+    out.add("pcie", "%s %s" % (kind, name), "%s GT/s x%s" % (speed, width),
+            "%s GT/s x%s" % (pcie.get("current_link_speed"), pcie.get("current_link_width")))
+
+
+def port_subject(name, port):
+    return "%s port %s%s" % (name, port.get("port"), " (%s)" % port["netdev"] if port.get("netdev") else "")
+
+
+def _model_spec(models, text):
+    """The entry of ``models`` whose key is in ``text`` (the longest key wins), else {}."""
+    keys = [key for key in (models or {}) if text and key.lower() in text.lower()]
+    return models[max(keys, key=len)] if keys else {}
+
+
+def _num(value):
+    return "%g" % value if isinstance(value, float) else str(value)
+
+
+def judge(observations, checks=None):
+    """Findings (empty = healthy) for rdma facts or rdma_health observations."""
+    if not isinstance(observations, dict):
+        raise HealthError("the input must be ansible_facts.rdma (rdma_facts) or rdma_health's observations")
+    if "facts" in observations:
+        obs = observations
+    elif "devices" in observations:
+        obs = {"facts": observations}
+    else:
+        raise HealthError("the input must be ansible_facts.rdma (rdma_facts) or rdma_health's observations")
+    facts = obs["facts"] or {}
+    if not isinstance(facts.get("devices"), dict):
+        raise HealthError("facts.devices: missing; the input must come from rdma_facts or rdma_health")
+    checks = merge_checks(checks)
+    out = _Findings(checks)
+    # with sampled ports, symbol errors and link downs are judged as deltas (rates, flaps),
+    # not as values counted since boot
+    _basics(out, facts, checks, ("symbol_error", "link_downed") if obs.get("ports") else ())
+    _rates(out, facts, obs.get("ports") or {}, checks)
+    _gid_tables(out, facts, obs.get("ports") or {}, checks)
+    _subnet_manager(out, facts, obs.get("sm") or {}, checks)
+    _gpudirect(out, facts, obs.get("gdr"), obs.get("nccl"), checks)
+    return out.items
+
+
+def _basics(out, facts, checks, as_deltas=()):
+    subsets = set(facts.get("gather_subset") or [])
+    ignored = set(checks["ignore_devices"] or [])
+    devices = facts.get("devices") or {}
+    gpus = facts.get("gpus") or []
+    gpu_model = next((g.get("model") or g.get("name") for g in gpus if g.get("model") or g.get("name")), None)
+    gpu_spec = _model_spec(checks["gpu_models"], gpu_model)
+    expected_gpus = checks["expected_gpus"] if checks["expected_gpus"] is not None else gpu_spec.get("gpus")
+    gpus_required = bool(checks["gpus_required"] or expected_gpus)
+    for error in facts.get("errors") or []:
+        if error.get("tool") == "nvidia-smi" and not gpus_required:
+            continue
+        out.add("facts", error.get("tool") or "tool", "readable", error.get("msg"))
+    if checks["expected_devices"] is not None and len(devices) != checks["expected_devices"]:
+        out.add("devices", "RDMA devices", checks["expected_devices"],
+                "%d (%s)" % (len(devices), ", ".join(devices) or "none"))
+    if expected_gpus is not None and len(gpus) != expected_gpus:
+        out.add("gpus", "GPUs", expected_gpus, len(gpus))
+    elif checks["gpus_required"] and not gpus:
+        out.add("gpus", "GPUs", "at least one", 0)
+
+    fastest = {}
+    for name, device in devices.items():
+        for port in device.get("ports") or []:
+            key = (device.get("hca_type"), port.get("link_layer"))
+            if port.get("rate_gbps") is not None and port.get("state") == "ACTIVE":
+                fastest[key] = max(fastest.get(key, 0), port["rate_gbps"])
+
+    rail_devices = set(r["device"] for r in facts.get("rails") or [])
+    for name, device in devices.items():
+        if name in ignored:
+            continue
+        nic_spec = _model_spec(checks["nic_models"], device.get("hca_type"))
+        for port in device.get("ports") or []:
+            subject = port_subject(name, port)
+            if port.get("state") != "ACTIVE" or port.get("phys_state") != "LinkUp":
+                out.add("link", subject, "ACTIVE/LinkUp", "%s/%s" % (port.get("state"), port.get("phys_state")))
+                continue
+            wanted = checks["min_rate_gbps"]
+            if wanted is None and name in rail_devices:
+                wanted = gpu_spec.get("min_rate_gbps")
+            if wanted is None:
+                wanted = nic_spec.get("min_rate_gbps")
+            if wanted is None:
+                wanted = fastest.get((device.get("hca_type"), port.get("link_layer")))
+            if wanted is not None and port.get("rate_gbps") is not None and port["rate_gbps"] < wanted:
+                out.add("rate", subject, ">= %s Gb/s" % _num(wanted), "%s Gb/s" % _num(port["rate_gbps"]))
+            if "counters" in subsets:
+                counters = port.get("counters") or {}
+                for counter, limit in sorted((checks["counter_limits"] or {}).items()):
+                    if counter not in as_deltas and counters.get(counter, 0) > limit:
+                        out.add("counters", "%s %s" % (subject, counter), "<= %d" % limit, counters[counter])
+        if checks["pcie"] and "pci" in subsets:
+            _pcie(out, "NIC", "%s (%s)" % (name, device.get("pci_address")), device.get("pcie"))
+
+    expected_ports = checks["expected_ports"] if checks["expected_ports"] is not None else gpu_spec.get("ports")
+    if expected_ports is not None and gpus:
+        floor = checks["min_rate_gbps"] if checks["min_rate_gbps"] is not None else gpu_spec.get("min_rate_gbps")
+        good = []
+        for name in sorted(rail_devices - ignored):
+            for port in (devices.get(name) or {}).get("ports") or []:
+                if port.get("state") == "ACTIVE" and (floor is None or (port.get("rate_gbps") or 0) >= floor):
+                    good.append("%s/%s" % (name, port.get("port")))
+        if len(good) < expected_ports:
+            out.add("ports", "rail ports (%s)" % (gpu_model or "GPU node"),
+                    "%d ACTIVE%s" % (expected_ports, " at >= %s Gb/s" % _num(floor) if floor else ""),
+                    "%d (%s)" % (len(good), ", ".join(good) or "none"))
+
+    if checks["pcie"] and "pci" in subsets:
+        for gpu in gpus:
+            _pcie(out, "GPU", "%s (%s)" % (gpu.get("name"), gpu.get("pci_address")), gpu.get("pcie"),
+                  checks["gpu_pcie_speed"])
+    rails = dict((rail["gpu"], rail) for rail in facts.get("rails") or [])
+    for gpu in gpus:
+        rail = rails.get(gpu.get("name"))
+        if checks["rails"] and rail is None:
+            out.add("rails", gpu.get("name"), "a NIC near the GPU", "none")
+            continue
+        if not checks["numa"] or rail is None:
+            continue
+        nic_numa = (devices.get(rail["device"]) or {}).get("numa_node")
+        if rail.get("relation") in CROSS_SOCKET or (
+                gpu.get("numa_node") is not None and nic_numa is not None and gpu["numa_node"] != nic_numa):
+            out.add("numa", "%s -> %s" % (gpu.get("name"), rail["device"]), "GPU and NIC on one NUMA node",
+                    "GPU on %s, NIC on %s (%s)" % (gpu.get("numa_node"), nic_numa, rail.get("relation")))
+
+
+def _port_views(facts, ports, ignored):
+    """(name, port fact, observation) for every port that has an observation."""
+    for name, device in (facts.get("devices") or {}).items():
+        if name in ignored:
+            continue
+        for port in device.get("ports") or []:
+            seen = ports.get("%s/%s" % (name, port.get("port")))
+            if seen:
+                yield name, port, seen
+
+
+def _rates(out, facts, ports, checks):
+    ignored = set(checks["ignore_devices"] or [])
+    for name, port, seen in _port_views(facts, ports, ignored):
+        subject = port_subject(name, port)
+        rates = seen.get("rates") or {}
+        interval = seen.get("interval")
+        over = " over %gs" % interval if interval else ""
+        for counter, limit in sorted((checks["ethtool_limits"] or {}).items()):
+            value = (seen.get("ethtool") or {}).get(counter)
+            if value is not None and value > limit:
+                out.add("counters", "%s %s" % (subject, counter), "<= %d" % limit, value)
+        if port.get("state") != "ACTIVE":
+            continue     # a down port has no traffic: its link finding says it all
+        pause = max(rates.get("rx_pause") or 0, rates.get("tx_pause") or 0)
+        storm = (seen.get("deltas") or {}).get("pause_storm_events") or 0
+        if pause > checks["max_pause_per_s"] or storm:
+            out.add("pfc_storm", subject, "<= %s pause frames/s, no pause storm event" % _num(checks["max_pause_per_s"]),
+                    "rx %s/s, tx %s/s%s, %d storm event(s)" % (_num(rates.get("rx_pause") or 0),
+                                                               _num(rates.get("tx_pause") or 0), over, storm))
+        cnp = max(rates.get("cnp_sent") or 0, rates.get("cnp_handled") or 0)
+        if cnp > checks["max_cnp_per_s"]:
+            out.add("ecn", subject, "<= %s CNPs/s" % _num(checks["max_cnp_per_s"]),
+                    "%s sent/s, %s handled/s%s" % (_num(rates.get("cnp_sent") or 0),
+                                                   _num(rates.get("cnp_handled") or 0), over))
+        if (rates.get("rx_discards_phy") or 0) > checks["max_discards_per_s"]:
+            out.add("discards", subject, "<= %s rx_discards_phy/s" % _num(checks["max_discards_per_s"]),
+                    "%s/s%s" % (_num(rates["rx_discards_phy"]), over))
+        if (rates.get("symbol_errors") or 0) > checks["max_symbol_errors_per_s"]:
+            out.add("symbol_errors", subject, "<= %s symbol errors/s" % _num(checks["max_symbol_errors_per_s"]),
+                    "%s/s%s" % (_num(rates["symbol_errors"]), over))
+        flaps = seen.get("flaps")
+        if flaps and not flaps.get("grace") and (flaps.get("count") or 0) > checks["max_flaps"]:
+            out.add("flap", subject, "<= %d link down event(s) in %s" % (checks["max_flaps"], flaps.get("window")),
+                    "%d (link_downed %s)" % (flaps["count"], flaps.get("value")))
+
+
+def _gid_tables(out, facts, ports, checks):
+    ignored = set(checks["ignore_devices"] or [])
+    rails = set((r["device"], r.get("port")) for r in facts.get("rails") or [])
+    for name, port, seen in _port_views(facts, ports, ignored):
+        table = seen.get("gid_table")
+        if not table or port.get("link_layer") != "Ethernet":
+            continue
+        subject = port_subject(name, port)
+        size, used = table.get("size"), table.get("used")
+        if size and used is not None and (used >= size or float(used) / size > checks["gid_occupancy_max"]):
+            out.add("gid_table", subject, "<= %d%% of %d GIDs used" % (round(checks["gid_occupancy_max"] * 100), size),
+                    "%d of %d used%s" % (used, size, " (full)" if used >= size else ""),
+                    severity=None if used >= size else "warning")
+        missing = [a for a in table.get("ipv4_any") or [] if a not in (table.get("roce_v2_ipv4") or [])]
+        if missing:
+            out.add("gid_ipv4", subject, "a RoCE v2 GID for each IPv4 address", "none for %s" % ", ".join(missing))
+        elif (name, port.get("port")) in rails and port.get("state") == "ACTIVE" and not table.get("roce_v2_ipv4"):
+            out.add("gid_ipv4", subject, "a RoCE v2 GID with the rail's IPv4 address", "no IPv4 RoCE v2 GID")
+
+
+def _subnet_manager(out, facts, sm, checks):
+    if not checks["sm"]:
+        return
+    ignored = set(checks["ignore_devices"] or [])
+    for name, device in (facts.get("devices") or {}).items():
+        if name in ignored:
+            continue
+        for port in device.get("ports") or []:
+            if port.get("link_layer") != "InfiniBand" or port.get("state") != "ACTIVE":
+                continue
+            subject = port_subject(name, port)
+            answer = sm.get("%s/%s" % (name, port.get("port")))
+            if not port.get("sm_lid"):
+                out.add("sm", subject, "an SM LID", "SM lid %s" % port.get("sm_lid"))
+                continue
+            if answer is None:
+                continue       # sminfo not run (absent): the SM LID is all there is
+            if answer.get("error"):
+                out.add("sm", subject, "SM lid %s answers sminfo" % port["sm_lid"], answer["error"])
+                continue
+            facts_ = answer.get("facts") or {}
+            count = facts_.get("master_count")
+            if count is not None and count != 1:
+                out.add("sm_master", subject, "exactly one MASTER SM", "%d MASTER (%s)" % (count, ", ".join(
+                    "lid %s priority %s" % (e.get("lid"), e.get("priority"))
+                    for e in facts_.get("sm_ports") or [] if e.get("state") == "master") or "none"))
+            master = facts_.get("master") or {}
+            if checks["sm_priority"] is not None and master and master.get("priority") != checks["sm_priority"]:
+                out.add("sm_priority", subject, "MASTER priority %s" % checks["sm_priority"],
+                        "lid %s priority %s" % (master.get("lid"), master.get("priority")))
+
+
+def _gpudirect(out, facts, gdr, nccl, checks):
+    if checks["gdr"] and gdr and gdr.get("gpu_count"):
+        peer = gdr.get("peer_memory") or {}
+        if not peer.get("method"):
+            out.add("gdr", "peer memory", "nvidia_peermem loaded or dma-buf (open GPU kernel module, kernel >= 5.12)",
+                    "none (modules loaded: %s)" % (", ".join(peer.get("modules_loaded") or []) or "none"))
+        for gpu in gdr.get("gpus") or []:
+            if gpu.get("acs_redirect"):
+                bridges = [e["bdf"] for e in gpu.get("acs_path") or [] if e.get("redirect")]
+                out.add("gdr", "%s -> %s ACS" % (gpu.get("gpu"), gpu.get("nic")), "ACS redirect off on the path",
+                        "redirect on at %s" % ", ".join(bridges))
+        if checks["dmabuf_enable"] is not None:
+            supported = bool(peer.get("dma_buf"))
+            if bool(checks["dmabuf_enable"]) != supported:
+                out.add("dmabuf", "NCCL_DMABUF_ENABLE", "%d (dma-buf %ssupported)" % (supported, "" if supported else "not "),
+                        "%d" % bool(checks["dmabuf_enable"]))
+    if not nccl:
+        return
+    rails = [r["device"] for r in facts.get("rails") or []]
+    for host, node in sorted((nccl.get("nodes") or {}).items()):
+        where = "NCCL log%s" % (" (%s)" % host if host else "")
+        if node.get("no_device"):
+            out.add("nccl_hca", where, "NCCL uses the IB/RoCE HCAs", "NET/IB : No device found (network %s)"
+                    % node.get("network"))
+            continue
+        chosen = [h["name"] for h in node.get("hcas") or []]
+        missing = [r for r in rails if r not in chosen]
+        if chosen and missing:
+            out.add("nccl_hca", where, "NCCL uses every rail (%s)" % ", ".join(rails),
+                    "uses %s; not %s" % (", ".join(chosen), ", ".join(missing)), severity="warning")
+        for hca in node.get("hcas") or []:
+            if hca.get("gdr_used") is False or (hca.get("gdr_used") is None and hca.get("gdr_enabled") is False):
+                out.add("nccl_gdr", "%s HCA %s" % (where, hca["name"]), "GPUDirect RDMA (GDRDMA) on the HCA",
+                        "not used (%s)" % ("channels without /GDRDMA" if hca.get("channels") else
+                                           "NET/IB : GPU Direct RDMA Disabled"))

@@ -1,0 +1,341 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading and deriving for ``rdma_health``: the one I/O seam (``read_host``), the pure
+derivation of the observations ``_health.judge`` takes (``derive``), and the flap state.
+
+``read_host`` returns ``raw``: JSON-serialisable, every tool output and sysfs value the
+checks read (rdma_facts' and gdr_readiness' own raw inputs, two counter samples, ethtool
+texts, ``ibv_devinfo -v``, sminfo captures, the NCCL log, uptime, boot id, the flap state
+before this run). A support bundle is that ``raw``; ``derive(raw)`` gives the same
+observations from it on any machine, so offline findings are the online ones.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+import os
+import socket
+import tempfile
+import time
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _nccl, _rdma_facts, _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+
+RAW_VERSION = 1
+SUBSETS = ("devices", "gids", "pci", "gpus", "counters")
+BUNDLE_FILE = "health-raw.json"
+# sysfs counters/ and hw_counters/ sampled twice (name -> meaning)
+SYSFS_RATE_COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "port_xmit_discards",
+                       "np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_buffer")
+ETHTOOL_RATE_COUNTERS = ("rx_discards_phy", "rx_symbol_err_phy", "link_down_events_phy", "rx_pause_ctrl_phy",
+                         "tx_pause_ctrl_phy", "tx_pause_storm_warning_events", "tx_pause_storm_error_events")
+
+
+def _read_text(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def _ports(devices):
+    for name, device in devices.items():
+        for port in device.get("ports") or []:
+            yield name, port
+
+
+def _sample(module, devices, ethtool):
+    """One counter sample: sysfs counters per port, ``ethtool -S`` text per Ethernet netdev."""
+    sample = {"time": time.time(), "sysfs": {}, "ethtool": {}}
+    for name, port in _ports(devices):
+        key = "%s/%s" % (name, port["port"])
+        sample["sysfs"][key] = _rdma_facts.read_port_counters(("class", "infiniband", name, "ports", str(port["port"])))
+        if ethtool and port.get("link_layer") == "Ethernet" and port.get("netdev"):
+            rc, out, err = run_tool(module, [ethtool, "-S", port["netdev"]], check_rc=False)
+            sample["ethtool"][key] = out if rc == 0 else {"rc": rc, "error": (err or out or "").strip()}
+    return sample
+
+
+def read_state(path):
+    """The flap state kept on the node; {} when absent; a corrupt file is {} plus a warning."""
+    if not path:
+        return {}, None
+    text = _read_text(path)
+    if text is None:
+        return {}, None
+    try:
+        state = json.loads(text)
+        if not isinstance(state, dict):
+            raise ValueError("not an object")
+        return state, None
+    except ValueError as exc:
+        return {}, "state file %s is not JSON (%s): starting a new one" % (path, exc)
+
+
+def write_state(path, state):
+    """Atomically (temp file in the same directory, then rename); creates the directory."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=".health-state.", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(state, handle, sort_keys=True, indent=1)
+            handle.write("\n")
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_host(module, params):
+    """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr,
+    nccl_log (a path on the node), nccl_log_text."""
+    raw = {"version": RAW_VERSION, "source": "host", "errors": []}
+    raw["rdma"] = _rdma_facts.read_host(module, set(SUBSETS))
+    devices = raw["rdma"]["devices"]
+    raw["gid_table_size"] = dict(("%s/%s" % (n, p["port"]), len(os.listdir(
+        sysfs_path("class", "infiniband", n, "ports", str(p["port"]), "gids")))
+        if os.path.isdir(sysfs_path("class", "infiniband", n, "ports", str(p["port"]), "gids")) else None)
+        for n, p in _ports(devices))
+    ibv_devinfo = module.get_bin_path("ibv_devinfo", required=False)
+    raw["ibv_devinfo"] = None
+    if ibv_devinfo and devices:
+        rc, out, err = run_tool(module, [ibv_devinfo, "-v"], check_rc=False)
+        raw["ibv_devinfo"] = out if rc == 0 else None
+        if rc != 0:
+            raw["errors"].append({"tool": "ibv_devinfo", "msg": "ibv_devinfo -v failed (rc=%s): %s"
+                                  % (rc, (err or out or "").strip())})
+    ethtool = module.get_bin_path("ethtool", required=False)
+    interval = float(params.get("interval") or 0)
+    raw["samples"] = [_sample(module, devices, ethtool)]
+    if interval > 0:
+        time.sleep(interval)
+        raw["samples"].append(_sample(module, devices, ethtool))
+    raw["sm"] = {}
+    sminfo = module.get_bin_path("sminfo", required=False)
+    if params.get("sm", True) and sminfo:
+        for name, port in _ports(devices):
+            if port.get("link_layer") != "InfiniBand" or port.get("state") != "ACTIVE" or not port.get("sm_lid"):
+                continue
+            key = "%s/%s" % (name, port["port"])
+            try:
+                facts, text = _sm_info.gather(module, ca=name, port=port["port"], discover=True)
+                raw["sm"][key] = {"facts": facts, "text": text}
+            except ToolError as exc:
+                raw["sm"][key] = {"error": exc.msg, "text": exc.stdout}
+    raw["gdr"] = None
+    if params.get("gdr", True) and raw["rdma"].get("gpu_list"):   # GPUDirect RDMA: GPU nodes only
+        try:
+            raw["gdr"] = _gdr_readiness.read_host(module)
+        except (ValueError, ToolError) as exc:
+            raw["errors"].append({"tool": "gdr_readiness", "msg": str(exc)})
+    raw["nccl_log"] = params.get("nccl_log_text")
+    if raw["nccl_log"] is None and params.get("nccl_log"):
+        raw["nccl_log"] = _read_text(params["nccl_log"])
+        if raw["nccl_log"] is None:
+            raise ValueError("nccl_log=%r: cannot be read" % params["nccl_log"])
+    uptime = _read_text("/proc/uptime")
+    raw["uptime"] = float(uptime.split()[0]) if uptime else None
+    raw["boot_id"] = (_read_text("/proc/sys/kernel/random/boot_id") or "").strip() or None
+    raw["now"] = time.time()
+    raw["hostname"] = socket.gethostname()
+    raw["state_before"], warning = read_state(params.get("state_file"))
+    if warning:
+        module.warn(warning)
+    return raw
+
+
+def read_bundle(path):
+    """``raw`` from a support bundle directory (or the JSON file itself)."""
+    target = os.path.join(path, BUNDLE_FILE) if os.path.isdir(path) else path
+    text = _read_text(target)
+    if text is None:
+        raise ValueError("bundle=%r: no %s in it (collect it with playbooks/collect.yml)" % (path, BUNDLE_FILE))
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise ValueError("bundle=%r: %s is not JSON: %s" % (path, target, exc))
+    if not isinstance(raw, dict) or raw.get("version") != RAW_VERSION or "rdma" not in raw:
+        raise ValueError("bundle=%r: %s is not an rdma_health raw record (version %s)" % (path, target, RAW_VERSION))
+    raw["source"] = "bundle"
+    return raw
+
+
+# ---------------------------------------------------------------- pure derivation
+
+def _ethtool_counters(text, key, errors):
+    if text is None:
+        return None
+    if isinstance(text, dict):
+        msg = "ethtool -S for %s failed (rc=%s): %s" % (key, text.get("rc"), text.get("error"))
+        errors.append({"tool": "ethtool", "msg": msg})
+        return None
+    try:
+        return _ethtool_stats.parse(text, "ethtool -S output of %s" % key)
+    except ValueError as exc:
+        errors.append({"tool": "ethtool", "msg": str(exc)})
+        return None
+
+
+def _meanings(sysfs, ethtool):
+    """Counter values by meaning: pause frames, CNPs, discards, symbol errors, link downs."""
+    out = {}
+    if ethtool:
+        pause = _ethtool_stats.pause_frames(ethtool)
+        out["rx_pause"] = pause["rx"] or ethtool.get("rx_pause_ctrl_phy", 0)
+        out["tx_pause"] = pause["tx"] or ethtool.get("tx_pause_ctrl_phy", 0)
+        out["pause_storm_events"] = ethtool.get("tx_pause_storm_warning_events", 0) + \
+            ethtool.get("tx_pause_storm_error_events", 0)
+        if "rx_discards_phy" in ethtool:
+            out["rx_discards_phy"] = ethtool["rx_discards_phy"]
+    symbol = [v for v in ((sysfs or {}).get("symbol_error"), (ethtool or {}).get("rx_symbol_err_phy")) if v is not None]
+    if symbol:
+        out["symbol_errors"] = sum(symbol)
+    for name, meaning in (("np_cnp_sent", "cnp_sent"), ("rp_cnp_handled", "cnp_handled")):
+        if (sysfs or {}).get(name) is not None:
+            out[meaning] = sysfs[name]
+    downed = (sysfs or {}).get("link_downed")
+    if downed is None:
+        downed = (ethtool or {}).get("link_down_events_phy")
+    if downed is not None:
+        out["link_downed"] = downed
+    return out
+
+
+def update_flaps(state, ports, now, uptime, boot_id, window, grace):
+    """New flap state and per-port flaps: link_downed increments seen run to run (and within
+    this run's sampling interval), kept for ``window`` seconds. ``ports``: {port: value, or
+    (first sample, last sample)}. Within ``grace`` seconds of boot the baseline moves and
+    nothing is counted (links train and retrain while a node boots); a new boot id or a
+    counter that went down (reset) starts a new baseline."""
+    old_ports = (state or {}).get("ports") or {}
+    same_boot = boot_id is not None and (state or {}).get("boot_id") == boot_id
+    in_grace = uptime is not None and uptime < grace
+    new = {"version": 1, "boot_id": boot_id, "updated": now, "ports": {}}
+    flaps = {}
+    for key, value in sorted(ports.items()):
+        first, value = value if isinstance(value, (list, tuple)) else (None, value)
+        if value is None:
+            continue
+        before = old_ports.get(key) if same_boot else None
+        events = [e for e in (before or {}).get("events") or [] if now - e[0] <= window]
+        baseline = before.get("link_downed") if before is not None else first
+        if baseline is not None and not in_grace and value > baseline:
+            events.append([now, value - baseline])
+        new["ports"][key] = {"link_downed": value, "events": events}
+        flaps[key] = {"count": sum(e[1] for e in events), "value": value, "grace": in_grace,
+                      "window": "%gh" % (window / 3600.0)}
+    return new, flaps
+
+
+def derive(raw, window=21600, grace=600):
+    """Observations for ``_health.judge`` and the new flap state: (observations, state)."""
+    errors = list(raw.get("errors") or [])
+    facts = _rdma_facts.derive(raw["rdma"], set(SUBSETS))
+    devinfo = None
+    if raw.get("ibv_devinfo"):
+        try:
+            devinfo = _ibv_devinfo.parse(raw["ibv_devinfo"], "ibv_devinfo -v output")
+        except ValueError as exc:
+            errors.append({"tool": "ibv_devinfo", "msg": str(exc)})
+    samples = raw.get("samples") or []
+    first, last = (samples[0], samples[-1]) if samples else ({}, {})
+    elapsed = (last.get("time", 0) - first.get("time", 0)) if len(samples) > 1 else 0
+    ports, downed = {}, {}
+    for name, device in facts["devices"].items():
+        for port in device["ports"]:
+            key = "%s/%s" % (name, port["port"])
+            sysfs0, sysfs1 = (first.get("sysfs") or {}).get(key), (last.get("sysfs") or {}).get(key)
+            eth0 = _ethtool_counters((first.get("ethtool") or {}).get(key), key, errors)
+            eth1 = eth0 if len(samples) < 2 else _ethtool_counters((last.get("ethtool") or {}).get(key), key, errors)
+            m0, m1 = _meanings(sysfs0, eth0), _meanings(sysfs1, eth1)
+            deltas = dict((k, m1[k] - m0[k]) for k in m1 if k in m0 and m1[k] >= m0[k])
+            rates = dict((k, round(v / elapsed, 3)) for k, v in deltas.items()) if elapsed > 0 else {}
+            size = raw.get("gid_table_size", {}).get(key)
+            info_port = ((devinfo or {}).get(name) or {}).get("ports", {}).get(port["port"])
+            if info_port and info_port.get("gid_tbl_len"):
+                table = _ibv_devinfo.gid_table(info_port)
+            else:
+                gids = [{"index": g["index"], "gid": g["gid"], "type": g["type"], "ipv4": g["ipv4"]}
+                        for g in port.get("gids") or []]
+                table = _ibv_devinfo.gid_table({"gid_tbl_len": size, "gids": gids})
+            ports[key] = {"interval": round(elapsed, 3), "deltas": deltas, "rates": rates, "gid_table": table,
+                          "ethtool": dict((k, v) for k, v in (eth1 or {}).items()
+                                          if k in ETHTOOL_RATE_COUNTERS or k.endswith("_errors_phy")),
+                          "counters": m1}
+            downed[key] = (m0.get("link_downed"), m1.get("link_downed"))
+    state, flaps = update_flaps(raw.get("state_before") or {}, downed, raw.get("now") or 0, raw.get("uptime"),
+                                raw.get("boot_id"), window, grace)
+    for key, flap in flaps.items():
+        ports[key]["flaps"] = flap
+    gdr = None
+    if raw.get("gdr"):
+        try:
+            gdr = _gdr_readiness.derive(raw["gdr"])
+        except ValueError as exc:
+            errors.append({"tool": "gdr_readiness", "msg": str(exc)})
+    nccl = None
+    if raw.get("nccl_log") is not None:
+        nccl = _nccl.parse_log(raw["nccl_log"], "nccl_log")
+    facts["errors"] = list(facts.get("errors") or []) + errors
+    observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
+                    "interval": round(elapsed, 3), "source": raw.get("source")}
+    return observations, state
+
+
+# ---------------------------------------------------------------- support bundle
+
+_SECRET = re.compile(r"(?im)^(?P<lead>.*?\b(?:sm_?key|m_?key|smkey|mkey|password|secret|token)\b\s*[:=.]*\s*)(?P<value>\S.*)$")
+
+
+def redact(value):
+    """``value`` (raw, nested) with the value of every secret-looking line replaced
+    (``sm_key``/``M_Key``, passwords, tokens: nothing secret leaves the node)."""
+    if isinstance(value, dict):
+        return dict((k, redact(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return _SECRET.sub(lambda m: m.group("lead") + "<redacted>", value)
+    return value
+
+
+def _safe(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def bundle_files(raw):
+    """[{name, content}]: ``health-raw.json`` and every tool output of ``raw`` as text."""
+    if not isinstance(raw, dict) or raw.get("version") != RAW_VERSION:
+        raise ValueError("not an rdma_health raw record (return_raw: true)")
+    out = [{"name": BUNDLE_FILE, "content": json.dumps(raw, indent=1, sort_keys=True) + "\n"}]
+    for number, sample in enumerate(raw.get("samples") or []):
+        for port, text in sorted((sample.get("ethtool") or {}).items()):
+            if isinstance(text, str):
+                out.append({"name": "ethtool-S.%s.sample%d.txt" % (_safe(port), number), "content": text})
+        out.append({"name": "sysfs-counters.sample%d.json" % number,
+                    "content": json.dumps(sample.get("sysfs") or {}, indent=1, sort_keys=True) + "\n"})
+    if raw.get("ibv_devinfo"):
+        out.append({"name": "ibv_devinfo-v.txt", "content": raw["ibv_devinfo"]})
+    for port, answer in sorted((raw.get("sm") or {}).items()):
+        if answer.get("text"):
+            out.append({"name": "sminfo.%s.txt" % _safe(port), "content": answer["text"]})
+    gdr = raw.get("gdr") or {}
+    for key, name in (("lspci_text", "lspci-vvv.txt"), ("proc_modules", "proc-modules.txt"),
+                      ("proc_cmdline", "proc-cmdline.txt"), ("nvidia_driver_version", "nvidia-driver-version.txt")):
+        if gdr.get(key):
+            out.append({"name": name, "content": gdr[key]})
+    if (raw.get("rdma") or {}).get("topo_text"):
+        out.append({"name": "nvidia-smi-topo-m.txt", "content": raw["rdma"]["topo_text"]})
+    if raw.get("nccl_log"):
+        out.append({"name": "nccl.log", "content": raw["nccl_log"]})
+    return out

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The periodic fabric health check on a node without Ansible (the health role's optional
+systemd timer): the collection's own module_utils, deployed to the node, run by a three-line
+script. Reads with ``_health_read.read_host``, judges with ``_health.judge``, keeps the flap
+state and writes the Prometheus textfile with ``_report.prometheus_health``: the same code
+and metrics as ``rdma_health`` and ``health_report``.
+
+Config (JSON): {"host", "interval", "state_file", "flap_window", "boot_grace", "sm", "gdr",
+"nccl_log", "checks", "textfile"}. Standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _report
+
+SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+class NodeModule(object):
+    """What the module_utils readers use of AnsibleModule, on a node without Ansible."""
+
+    check_mode = False
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        path = os.pathsep.join([os.environ.get("PATH", "/usr/bin:/bin")] + list(SBIN))
+        found = shutil.which(name, path=path)
+        if not found and required:
+            raise OSError("%s not found" % name)
+        return found
+
+    def run_command(self, argv, environ_update=None, check_rc=False):
+        env = dict(os.environ)
+        env.update(environ_update or {})
+        proc = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=env, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def warn(self, msg):
+        sys.stderr.write("warning: %s\n" % msg)
+
+
+def run(config, module=None):
+    """One check: returns (findings, textfile text)."""
+    module = module or NodeModule()
+    host = config.get("host") or socket.gethostname()
+    checks = config.get("checks") or {}
+    _health.merge_checks(checks)
+    params = {"interval": config.get("interval", 5), "state_file": config.get("state_file"),
+              "sm": config.get("sm", True), "gdr": config.get("gdr", True), "nccl_log": config.get("nccl_log")}
+    raw = _health_read.read_host(module, params)
+    observations, state = _health_read.derive(raw, config.get("flap_window", 21600), config.get("boot_grace", 600))
+    findings = _health.judge(observations, checks)
+    for finding in findings:
+        finding["host"] = host
+    if params["state_file"]:
+        _health_read.write_state(params["state_file"], state)
+    text = _report.prometheus_health(_report.sort_findings(findings), [host], [], time.time(), {"source": "timer"},
+                                     sorted(_health.CHECKS), {host: observations["ports"]})
+    return findings, text
+
+
+def main(argv):
+    if len(argv) != 2 or argv[0] != "--config":
+        sys.stderr.write("usage: rdma-fabric-health --config FILE\n")
+        return 2
+    try:
+        with open(argv[1]) as handle:
+            config = json.load(handle)
+        findings, text = run(config)
+        if config.get("textfile"):
+            directory = os.path.dirname(config["textfile"])
+            if directory and not os.path.isdir(directory):
+                os.makedirs(directory, 0o755)
+            _report.write_atomic(config["textfile"], text)
+        else:
+            sys.stdout.write(text)
+    except (IOError, OSError, ValueError) as exc:
+        sys.stderr.write("rdma-fabric-health: %s\n" % exc)
+        return 1
+    for finding in findings:
+        sys.stderr.write("%s %s %s: expected %s, actual %s\n" % tuple(
+            finding[k] for k in ("severity", "check", "subject", "expected", "actual")))
+    return 0

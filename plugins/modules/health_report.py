@@ -1,0 +1,96 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: health_report
+short_description: Write the fabric health report (table, JSON, JUnit XML, Prometheus textfile) once per run
+version_added: 0.2.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - An action plugin, run once on the controller (C(run_once), C(delegate_to localhost)) after
+    M(rdma.fabric.rdma_health). It reads each play host's registered result (Python, linear in
+    hosts) and adds a finding C(check host) for every host that could not be checked.
+  - Prints the findings as a table sorted by host, check and subject, with a summary line, and
+    writes to O(report_dir), each atomically, through the writers the drift check uses
+  - C(health.json) the findings and the run's metadata;
+  - C(health-junit.xml) one testcase per host and check, one failure per finding;
+  - C(rdma_fabric_health.prom) C(rdma_fabric_health_findings{host,check,severity}) (0 for checks
+    without findings), C(rdma_fabric_health_port_findings{host,port,check}),
+    C(rdma_fabric_health_port_rate{host,port,counter}), C(rdma_fabric_health_hosts_checked),
+    C(rdma_fabric_health_hosts_unreachable), C(rdma_fabric_health_last_run_timestamp_seconds)
+    and C(rdma_fabric_health_info).
+  - Fails on any finding of severity V(error) (O(fail_on)), so the run's exit code is non-zero.
+options:
+  report_dir:
+    description: Directory for the reports (created when missing).
+    type: path
+    required: true
+  result_var:
+    description: The variable each host registered the rdma_health result in.
+    type: str
+    default: health_result
+  fail_on:
+    description: V(error) fails on an error finding (or a host not checked), V(warning) on any finding, V(never) reports only.
+    type: str
+    choices: [error, warning, never]
+    default: error
+  title:
+    description: The heading printed above the table.
+    type: str
+attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.health) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.health
+  check_mode:
+    description: Writes the reports in check mode too.
+    support: full
+  diff_mode:
+    description: Not used.
+    support: none
+  platform:
+    description: The controller.
+    support: full
+    platforms: posix
+  action:
+    description: Runs on the controller only.
+    support: full
+seealso:
+  - module: rdma.fabric.rdma_health
+  - module: rdma.fabric.drift_report
+"""
+
+EXAMPLES = r"""
+- name: Write the health reports
+  rdma.fabric.health_report:
+    report_dir: "{{ health_report_dir }}"
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+findings:
+  description: Every finding, sorted, each with C(host), C(check), C(subject), C(severity), C(expected), C(actual),
+    C(diagnosis) and C(remedy).
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: The summary line.
+  returned: always
+  type: str
+  sample: 1 of 6 hosts with findings, 2 error(s), 0 warning(s); 0 unreachable
+unreachable:
+  description: The hosts that could not be checked.
+  returned: always
+  type: list
+  elements: str
+"""

@@ -1,0 +1,192 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rdma_health
+short_description: Read and judge a GPU node's fabric health in one call (rates, flaps, GID tables, SM, GPUDirect)
+version_added: 0.1.0
+author: rdma.fabric contributors (@rdma-fabric)
+description:
+  - Reads, in one call, what the fabric health checks need (M(rdma.fabric.rdma_facts)' devices, GID
+    tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
+    C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, an optional NCCL
+    log) and returns the findings of the same checks the C(rdma.fabric.health_findings) filter runs.
+  - The rate counters (pause frames, CNPs, C(rx_discards_phy), symbol errors, link downed) are sampled
+    twice, O(interval) seconds apart, and judged per second.
+  - Flaps are link-downed increments counted from run to run over O(flap_window) seconds, kept in
+    O(state_file) on the node (written atomically; not written in check mode). Within O(boot_grace)
+    seconds of boot nothing is counted.
+  - With O(bundle) nothing is read from the host. The record a support bundle holds
+    (see C(playbooks/collect.yml) and O(return_raw)) is judged, giving the findings the node gave online.
+  - Changes nothing on the node but its own state file; always reports C(changed=false).
+options:
+  interval:
+    description: Seconds between the two counter samples; V(0) takes one sample (no rates).
+    type: float
+    default: 5
+  state_file:
+    description: The flap state kept on the node; an empty string keeps none (no flap judging over time).
+    type: path
+    default: /var/lib/rdma-fabric/health-state.json
+  flap_window:
+    description: Seconds over which link-down events are counted as flaps.
+    type: int
+    default: 21600
+  boot_grace:
+    description: Seconds after boot during which link-down events are not counted.
+    type: int
+    default: 600
+  sm:
+    description: Ask every active InfiniBand port's subnet manager (C(sminfo), C(saquery)) when the tools are there.
+    type: bool
+    default: true
+  gdr:
+    description: Read the GPUDirect RDMA inputs (peer memory, ACS on the GPU-NIC paths).
+    type: bool
+    default: true
+  nccl_log:
+    description: Path (on the node) of an C(NCCL_DEBUG=INFO) log to judge (NCCL's choice of HCAs, GPUDirect RDMA per HCA).
+    type: path
+  nccl_log_text:
+    description: The same log as text.
+    type: str
+  bundle:
+    description: A support bundle directory (or its C(health-raw.json)) to judge instead of the host.
+    type: path
+  checks:
+    description: Thresholds and switches of the checks (see the C(rdma.fabric.health_findings) filter).
+    type: dict
+    default: {}
+  host:
+    description: The C(host) of each finding; default the node's host name.
+    type: str
+  return_raw:
+    description: Return C(raw), every tool output and sysfs value read (what a support bundle holds).
+    type: bool
+    default: false
+attributes:
+  action_group:
+    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.facts
+  check_mode:
+    description: Reads and judges the same; the state file is not written.
+    support: full
+  diff_mode:
+    description: Read-only; there is nothing to diff.
+    support: none
+  platform:
+    description: Linux hosts with sysfs.
+    support: full
+    platforms: posix
+seealso:
+  - module: rdma.fabric.rdma_facts
+  - module: rdma.fabric.gdr_readiness
+  - module: rdma.fabric.sm_info
+"""
+
+EXAMPLES = r"""
+- name: Judge the node, sampling counters over 10 s
+  rdma.fabric.rdma_health:
+    interval: 10
+    checks:
+      gpu_models: {H100: {ports: 8, min_rate_gbps: 400}}
+  register: health
+
+- name: Judge a support bundle on the controller
+  rdma.fabric.rdma_health:
+    bundle: bundles/node1
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+findings:
+  description: One per problem, each with C(host), C(check), C(subject), C(severity) (V(error) or
+    V(warning)), C(expected), C(actual), C(diagnosis) and C(remedy). Empty when healthy.
+  type: list
+  elements: dict
+  returned: success
+ports:
+  description: Per port (C(DEV/PORT)) C(interval), C(rates) (per second), C(deltas), C(counters),
+    C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any)) and C(flaps).
+  type: dict
+  returned: success
+source:
+  description: V(host) or V(bundle).
+  type: str
+  returned: success
+raw:
+  description: Everything read (with O(return_raw)); a support bundle's C(health-raw.json). Secret-looking
+    values (C(sm_key), M_Key, passwords, tokens) are redacted.
+  type: dict
+  returned: when return_raw
+"""
+
+import math
+import socket
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            interval=dict(type="float", default=5),
+            state_file=dict(type="path", default="/var/lib/rdma-fabric/health-state.json"),
+            flap_window=dict(type="int", default=21600),
+            boot_grace=dict(type="int", default=600),
+            sm=dict(type="bool", default=True),
+            gdr=dict(type="bool", default=True),
+            nccl_log=dict(type="path"),
+            nccl_log_text=dict(type="str"),
+            bundle=dict(type="path"),
+            checks=dict(type="dict", default={}),
+            host=dict(type="str"),
+            return_raw=dict(type="bool", default=False),
+        ),
+        mutually_exclusive=[["nccl_log", "nccl_log_text"], ["bundle", "nccl_log"]],
+        supports_check_mode=True,
+    )
+    params = module.params
+    for key in ("interval", "flap_window", "boot_grace"):
+        if math.isnan(params[key]) or math.isinf(params[key]) or params[key] < 0:
+            module.fail_json(msg="%s=%r: a number of seconds >= 0" % (key, params[key]))
+    try:
+        _health.merge_checks(params["checks"])
+        if params["bundle"]:
+            raw = _health_read.read_bundle(params["bundle"])
+            if params["nccl_log_text"] is not None:
+                raw["nccl_log"] = params["nccl_log_text"]
+        else:
+            raw = _health_read.read_host(module, params)
+        observations, state = _health_read.derive(raw, params["flap_window"], params["boot_grace"])
+        findings = _health.judge(observations, params["checks"])
+    except (ValueError, ToolError) as exc:
+        module.fail_json(msg=str(getattr(exc, "msg", exc)))
+    if not params["bundle"] and params["state_file"] and not module.check_mode:
+        try:
+            _health_read.write_state(params["state_file"], state)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="state_file=%r: cannot be written: %s" % (params["state_file"], exc))
+    host = params["host"] or raw.get("hostname") or socket.gethostname()
+    for finding in findings:
+        finding["host"] = host
+    result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"])
+    if params["return_raw"]:
+        result["raw"] = _health_read.redact(raw)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

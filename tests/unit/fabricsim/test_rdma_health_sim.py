@@ -1,0 +1,223 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma.fabric.rdma_health main() against fabricsim in a scratch directory (SYSFS_PATH = the
+simulated tree, every tool answered by fabricsim's shims): a healthy node gives no finding,
+each fault gives exactly its (check, subject, severity), and a bundle of the faulty node
+gives the same findings offline."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.rdma.fabric.plugins.modules import rdma_health
+from ansible_collections.rdma.fabric.tests.unit import helpers
+
+
+def _wire(sim, monkeypatch, tmp_path):
+    from fabricsim import main as sim_main
+    monkeypatch.setenv("SYSFS_PATH", sim.sys)
+
+    def run_command(self, argv, **kwargs):
+        out, err, rc = sim_main.run_tool(os.path.basename(argv[0]), [str(a) for a in argv[1:]])
+        return rc, out, err
+
+    def get_bin_path(self, name, *args, **kwargs):
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+    return str(tmp_path / "health-state.json")
+
+
+def run(monkeypatch, args):
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", helpers._exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", helpers._fail_json)
+    from ansible.module_utils.testing import patch_module_args
+    with patch_module_args(args):
+        try:
+            rdma_health.main()
+        except helpers.ExitJson as exc:
+            return "exit", exc.args[0]
+        except helpers.FailJson as exc:
+            return "fail", exc.args[0]
+    raise AssertionError("no exit_json")
+
+
+def healthy(sim, profile):
+    """A converged node: the profile plus what the gpudirect role does (peer memory loaded)."""
+    sim.init(profile)
+    if profile != "small-roce":
+        sim.out("modprobe", "nvidia_peermem")
+
+
+def triples(result):
+    return sorted((f["check"], f["subject"], f["severity"]) for f in result["findings"])
+
+
+@pytest.mark.parametrize("profile", ["hgx-h100-roce", "dgx-h100-ib", "small-roce"])
+def test_healthy_node_has_no_finding(sim, monkeypatch, tmp_path, profile):
+    healthy(sim, profile)
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    how, result = run(monkeypatch, {"interval": 0.2, "state_file": state_file, "host": "node1",
+                                    "boot_grace": 0})
+    assert how == "exit", result
+    assert result["findings"] == [], [(f["check"], f["subject"], f["actual"]) for f in result["findings"]]
+    assert result["changed"] is False
+    with open(state_file) as handle:
+        assert json.load(handle)["ports"]          # the flap baseline is kept
+
+
+def test_link_down_and_pcie_downgrade(sim, monkeypatch, tmp_path):
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    assert sim.cli("fault", "link-down", "mlx5_1") == 0
+    how, result = run(monkeypatch, {"interval": 0, "state_file": state_file, "host": "node1"})
+    assert how == "exit", result
+    assert [t for t in triples(result) if t[0] == "link"] == [("link", "mlx5_1 port 1 (enp64s0np0)", "error")]
+    assert all(f["host"] == "node1" and f["diagnosis"] and f["remedy"] for f in result["findings"])
+
+
+def test_bundle_gives_the_same_findings(sim, monkeypatch, tmp_path):
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    assert sim.cli("fault", "link-down", "mlx5_1") == 0
+    how, online = run(monkeypatch, {"interval": 0, "state_file": state_file, "host": "node1", "return_raw": True})
+    assert how == "exit", online
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "health-raw.json").write_text(json.dumps(online["raw"]))
+    sim.cli("clear")
+    how, offline = run(monkeypatch, {"bundle": str(bundle), "host": "node1"})
+    assert how == "exit", offline
+    assert offline["source"] == "bundle"
+    assert offline["findings"] == online["findings"] and online["findings"]
+
+
+def _ticking_sleep(monkeypatch):
+    """In a container fabricsim-sysfsd rewrites growing sysfs counters while the module sleeps;
+    here the sleep does it."""
+    import time
+    from fabricsim import health_faults
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    real = time.sleep
+
+    now = time.time
+
+    class Clock(object):
+        @staticmethod
+        def sleep(seconds):
+            real(seconds)
+            health_faults.tick()
+
+    Clock.time = staticmethod(now)
+
+    monkeypatch.setattr(_health_read, "time", Clock)
+
+
+# (profile, fault argv, expected (check, subject, severity) findings)
+FAULTS = [
+    ("hgx-h100-roce", ["pause-storm", "enp24s0np0"], [("pfc_storm", "mlx5_0 port 1 (enp24s0np0)", "error")]),
+    ("hgx-h100-roce", ["cnp-surge", "mlx5_3"], [("ecn", "mlx5_3 port 1 (enp94s0np0)", "warning")]),
+    ("hgx-h100-roce", ["gid-full", "mlx5_2"], [("gid_table", "mlx5_2 port 1 (enp79s0np0)", "error")]),
+    ("hgx-h100-roce", ["flap", "mlx5_4", "0.1"], [("flap", "mlx5_4 port 1 (enp154s0np0)", "error")]),
+    ("hgx-h100-roce", ["pcie-degrade", "0000:18:00.0", "16GT/s", "16"], [("pcie", "NIC mlx5_0 (0000:18:00.0)", "error")]),
+    ("hgx-h100-roce", ["peermem-absent"], [("gdr", "peer memory", "error")]),
+    ("dgx-h100-ib", ["sm-gone"], "every IB port"),
+]
+
+
+def ib_ports(sim):
+    from fabricsim import state
+    return [("sm", "%s port %d (%s)" % (nic["dev"], port["port"], port["netdev"]), "error")
+            for nic in state.load_profile().nics for port in nic["ports"] if port["link_layer"] == "InfiniBand"]
+
+
+@pytest.mark.parametrize("profile, fault, expected", FAULTS, ids=[f[1][0] for f in FAULTS])
+def test_each_fault_gives_exactly_its_finding(sim, monkeypatch, tmp_path, profile, fault, expected):
+    healthy(sim, profile)
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    _ticking_sleep(monkeypatch)
+    assert sim.cli("fault", *fault) == 0
+    how, result = run(monkeypatch, {"interval": 0.5, "state_file": state_file, "host": "node1", "boot_grace": 0})
+    assert how == "exit", result
+    if expected == "every IB port":
+        expected = ib_ports(sim)
+        assert len(expected) == 8
+    assert triples(result) == sorted(expected), [(f["check"], f["subject"], f["actual"]) for f in result["findings"]]
+
+
+def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, tmp_path):
+    healthy(sim, "dgx-h100-ib")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    assert run(monkeypatch, args)[1]["findings"] == []          # the baseline
+    assert sim.cli("fault", "counters", "mlx5_1", "link_downed=3") == 0
+    how, result = run(monkeypatch, args)
+    assert triples(result) == [("flap", "mlx5_1 port 1 (ibp64s0)", "error")]
+    assert result["ports"]["mlx5_1/1"]["flaps"]["count"] == 3
+    how, result = run(monkeypatch, dict(args, boot_grace=10 ** 9))   # just booted: not counted
+    assert result["findings"] == []
+
+
+class SimNode(object):
+    """_health_timer.NodeModule with every tool answered by fabricsim."""
+
+    check_mode = False
+
+    def get_bin_path(self, name, required=False, opt_dirs=None):
+        from fabricsim import main as sim_main
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+
+    def run_command(self, argv, environ_update=None, check_rc=False):
+        from fabricsim import main as sim_main
+        out, err, rc = sim_main.run_tool(os.path.basename(argv[0]), [str(a) for a in argv[1:]])
+        return rc, out, err
+
+    def warn(self, msg):
+        pass
+
+
+def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, tmp_path):
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    _ticking_sleep(monkeypatch)
+    assert sim.cli("fault", "pause-storm", "enp24s0np0") == 0
+    assert sim.cli("fault", "peermem-absent") == 0
+    config = {"host": "node1", "interval": 0.5, "state_file": state_file, "boot_grace": 0}
+    findings, text = _health_timer.run(config, SimNode())
+    how, result = run(monkeypatch, {"interval": 0.5, "state_file": state_file, "host": "node1", "boot_grace": 0})
+    assert sorted((f["check"], f["subject"], f["severity"]) for f in findings) == triples(result) == [
+        ("gdr", "peer memory", "error"), ("pfc_storm", "mlx5_0 port 1 (enp24s0np0)", "error")]
+    lines = text.splitlines()
+    assert 'rdma_fabric_health_findings{host="node1",check="pfc_storm",severity="error"} 1' in lines
+    assert 'rdma_fabric_health_findings{host="node1",check="gdr",severity="error"} 1' in lines
+    assert 'rdma_fabric_health_findings{host="node1",check="ecn",severity="warning"} 0' in lines
+    assert 'rdma_fabric_health_port_findings{host="node1",port="mlx5_0/1",check="pfc_storm"} 1' in lines
+    rate = [l for l in lines if l.startswith('rdma_fabric_health_port_rate{host="node1",port="mlx5_0/1",counter="rx_pause"}')]
+    assert rate and float(rate[0].split()[-1]) > 1000
+
+
+def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    how, result = run(monkeypatch, {"interval": 0.2, "state_file": state_file, "host": "node1", "return_raw": True,
+                                    "nccl_log_text": "NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB e:1<0>\n"
+                                                     "sm_key 0x0000000000000001\n"})
+    assert how == "exit", result
+    files = dict((f["name"], f["content"]) for f in _health_read.bundle_files(result["raw"]))
+    assert "health-raw.json" in files and "nccl.log" in files and "ibv_devinfo-v.txt" in files
+    assert any(name.startswith("ethtool-S.mlx5_0_1.sample1") for name in files)
+    assert "0x0000000000000001" not in "".join(files.values())
+    assert "sm_key <redacted>" in files["nccl.log"]
+    with pytest.raises(ValueError):
+        _health_read.bundle_files({"version": 0})
