@@ -57,8 +57,9 @@ scale:
 scale-destroy:
 	@lab/scale.sh down
 
+SCALE_NODES := 16,64,200
 bench-scale:
-	@lab/scale.sh bench --nodes $(or $(NODES),16,64,200) --pairs $(or $(PAIRS),3) \
+	@lab/scale.sh bench --nodes $(or $(NODES),$(SCALE_NODES)) --pairs $(or $(PAIRS),3) \
 	  --transport $(or $(TRANSPORT),ssh) $(BENCH_ARGS)
 
 clean:

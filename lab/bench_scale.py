@@ -9,12 +9,17 @@ arguments), then --pairs rounds of the cases, in order, alternating (every round
 case once, so all see the same machine load). Cases:
 
     ping    a one-task ping play (the baseline; the ratios are to its median)
+    facts   the same play with fact gathering on (what gather_facts: false saves per host)
     drift   playbooks/drift_check.yml (all areas)
     rerun   playbooks/site.yml on converged nodes
     first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files)
 
-A case may carry settings, NAME:key=value[,key=value]: forks=N, pipelining=true|false,
-strategy=linear|free, gathering=implicit|explicit (ANSIBLE_* environment of that run only).
+A case may carry settings, NAME:key=value[+key=value]: forks=N, pipelining=true|false,
+strategy=linear|free|mitogen_linear|mitogen_free (the mitogen ones need
+ANSIBLE_STRATEGY_PLUGINS pointing at ansible_mitogen/plugins/strategy), poll=SECONDS (the
+strategy's internal_poll_interval: an ansible.cfg of that run), cfg=PATH (ANSIBLE_CONFIG, relative
+to the top directory, e.g. examples/ansible.cfg): the environment of that run only. A run that fails
+is reported and left out of the medians; the bench goes on.
 
 Per run: wall time; controller CPU (user+sys) of the whole ansible-playbook process tree,
 ssh ControlPersist masters included: each run is started in its own cpuacct and memory
@@ -53,14 +58,14 @@ PR_SET_CHILD_SUBREAPER = 36
 PING_PLAY = """---
 - name: One-task ping play (the benchmark's baseline)
   hosts: all
-  gather_facts: false
+  gather_facts: %s
   tasks:
     - name: Ping
       ansible.builtin.ping:
 """
 SETTINGS = {"forks": "ANSIBLE_FORKS", "pipelining": "ANSIBLE_PIPELINING",
-            "strategy": "ANSIBLE_STRATEGY", "gathering": "ANSIBLE_GATHERING"}
-BASES = ("ping", "drift", "rerun", "first")
+            "strategy": "ANSIBLE_STRATEGY", "poll": "internal_poll_interval", "cfg": "ANSIBLE_CONFIG"}
+BASES = ("ping", "facts", "drift", "rerun", "first")
 
 
 def parse_case(text):
@@ -68,12 +73,21 @@ def parse_case(text):
     if name not in BASES:
         raise SystemExit("bench: case %r: expected one of %s" % (text, ", ".join(BASES)))
     env = {}
-    for item in filter(None, rest.split(",")):
+    for item in filter(None, rest.split("+")):
         key, sep, value = item.partition("=")
         if not sep or key not in SETTINGS or not value:
             raise SystemExit("bench: case %r: setting %r: expected one of %s as key=value"
                              % (text, item, ", ".join(SETTINGS)))
-        env[SETTINGS[key]] = value
+        if key == "poll":
+            try:
+                float(value)
+            except ValueError:
+                raise SystemExit("bench: case %r: poll=%r: expected seconds" % (text, value))
+            env["ANSIBLE_CONFIG"] = "[defaults]\ninternal_poll_interval = %s\n" % value
+        elif key == "cfg":
+            env["ANSIBLE_CONFIG"] = os.path.join(TOP, value)
+        else:
+            env[SETTINGS[key]] = value
     return {"label": text, "base": name, "env": env}
 
 
@@ -186,12 +200,14 @@ class Bench(object):
     def __init__(self, args, tmp):
         self.args, self.tmp, self.count = args, tmp, 0
         self.ping_play = os.path.join(tmp, "ping.yml")
-        with open(self.ping_play, "w") as handle:
-            handle.write(PING_PLAY)
+        self.facts_play = os.path.join(tmp, "facts.yml")
+        for path, gather in ((self.ping_play, "false"), (self.facts_play, "true")):
+            with open(path, "w") as handle:
+                handle.write(PING_PLAY % gather)
         self.inventory = os.path.join(TOP, ".cache", "scale", "inventory-" + args.transport)
 
     def argv(self, base):
-        play = {"ping": self.ping_play, "drift": "playbooks/drift_check.yml",
+        play = {"ping": self.ping_play, "facts": self.facts_play, "drift": "playbooks/drift_check.yml",
                 "rerun": "playbooks/site.yml", "first": "playbooks/site.yml"}[base]
         argv = ["ansible-playbook", "-i", self.inventory, play]
         if base == "drift":
@@ -207,6 +223,11 @@ class Bench(object):
         env = dict(os.environ)
         env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = os.path.join(self.tmp, "cp", tag)
         env.update(case["env"])
+        if env.get("ANSIBLE_CONFIG", "").startswith("[defaults]"):
+            cfg = os.path.join(self.tmp, tag + ".cfg")
+            with open(cfg, "w") as handle:
+                handle.write(env["ANSIBLE_CONFIG"])
+            env["ANSIBLE_CONFIG"] = cfg
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         nodes_before = nodes_cpu_s()
         start = time.monotonic()
@@ -219,12 +240,14 @@ class Bench(object):
         figures = group.figures()
         group.remove()
         ok_rc = (0, 2) if case["base"] == "drift" else (0,)   # 2: drift found (fresh nodes)
-        if proc.returncode not in ok_rc:
-            sys.stderr.write(proc.stdout[-4000:])
-            raise SystemExit("bench: %s (N=%d) exited %d" % (case["label"], nodes, proc.returncode))
+        failed = proc.returncode not in ok_rc
+        if failed:
+            sys.stderr.write(proc.stdout[-3000:])
+            sys.stderr.write("\nbench: %s (N=%d) exited %d: left out of the medians\n"
+                             % (case["label"], nodes, proc.returncode))
         cpu = figures["cpu_user_s"] + figures["cpu_sys_s"]
         row = {"nodes": nodes, "transport": self.args.transport, "case": case["label"], "round": rnd,
-               "rc": proc.returncode, "wall_s": round(wall, 3), "ctl_cpu_s": round(cpu, 3),
+               "rc": proc.returncode, "failed": failed, "wall_s": round(wall, 3), "ctl_cpu_s": round(cpu, 3),
                "ctl_cpu_s_per_host": round(cpu / nodes, 4),
                "ctl_user_s": round(figures["cpu_user_s"], 3), "ctl_sys_s": round(figures["cpu_sys_s"], 3),
                "rusage_cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
@@ -239,7 +262,10 @@ class Bench(object):
 
 
 def median_rows(rows, nodes, label):
-    runs = [r for r in rows if r["nodes"] == nodes and r["case"] == label]
+    runs = [r for r in rows if r["nodes"] == nodes and r["case"] == label and not r["failed"]]
+    if not runs:
+        return dict((key, 0.0) for key in ("wall_s", "ctl_cpu_s_per_host", "ctl_peak_mib",
+                                           "nodes_cpu_s_per_host")), 0
     return dict((key, statistics.median(r[key] for r in runs)) for key in
                 ("wall_s", "ctl_cpu_s_per_host", "ctl_peak_mib", "nodes_cpu_s_per_host")), len(runs)
 

@@ -18,7 +18,7 @@ export CONTAINERS_CONF="$top/lab/containers.conf"
 export PATH="$top/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
 export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
-# The fleet settings of examples/fleet/ansible.cfg unless set: forks, pipelining (the bench's
+# The fleet settings of examples/ansible.cfg unless set: forks, pipelining (the bench's
 # cases override them per run).
 export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}
 LABEL=rdma-fabric-scale
@@ -113,7 +113,7 @@ inventory() {   # n
   ln -sfn ../hosts.yml "$STATE/inventory-podman/hosts.yml"
   for transport in ssh podman; do
     cp lab/scale/group_vars/gpu_nodes.yml "$STATE/inventory-$transport/group_vars/gpu_nodes.yml"
-    cat lab/scale/group_vars/all.yml lab/scale/group_vars/all-$transport.yml \
+    { cat lab/scale/group_vars/all.yml; sed '1{/^---$/d}' "lab/scale/group_vars/all-$transport.yml"; } \
       >"$STATE/inventory-$transport/group_vars/all.yml"
   done
   sed -i "s|@KEY@|$STATE/ssh/id_ed25519|" "$STATE/inventory-ssh/group_vars/all.yml"
