@@ -196,6 +196,24 @@ def podman_each(nodes, argv):
         raise SystemExit("bench: %s failed on %d nodes: %s" % (" ".join(argv), len(failures), failures[0]))
 
 
+class CsvRows(list):
+    """The runs so far; each one appended to the CSV file as soon as it is measured."""
+
+    def __init__(self, path):
+        super(CsvRows, self).__init__()
+        self.path = path
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+
+    def append(self, row):
+        super(CsvRows, self).append(row)
+        new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        with open(self.path, "a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(row))
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+
+
 class Bench(object):
     def __init__(self, args, tmp):
         self.args, self.tmp, self.count = args, tmp, 0
@@ -314,8 +332,8 @@ def main():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     tmp = tempfile.mkdtemp(prefix="bench-scale.")
     bench = Bench(args, tmp)
-    rows = []
-    new_csv = not os.path.exists(args.csv)
+    rows = CsvRows(args.csv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
     try:
         for nodes in sizes:
             if not args.no_up:
@@ -336,13 +354,6 @@ def main():
             print(table([r for r in rows if r["nodes"] == nodes], args.transport), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if rows:
-            os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-            with open(args.csv, "a", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-                if new_csv:
-                    writer.writeheader()
-                writer.writerows(rows)
     if len(sizes) > 1:
         print(table(rows, args.transport))
     print("\nevery run: %s" % args.csv)
