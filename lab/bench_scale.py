@@ -69,7 +69,7 @@ BASES = ("ping", "facts", "drift", "rerun", "first")
 
 
 def parse_case(text):
-    name, _, rest = text.partition(":")
+    name, _sep, rest = text.partition(":")
     if name not in BASES:
         raise SystemExit("bench: case %r: expected one of %s" % (text, ", ".join(BASES)))
     env = {}
@@ -152,7 +152,7 @@ class RunCgroup(object):
 def reap():
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, _status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
@@ -187,7 +187,7 @@ def podman_each(nodes, argv):
                 with lock:
                     failures.append("%s: %s" % (name, proc.stderr.strip()[-300:]))
 
-    threads = [threading.Thread(target=worker) for _ in range(4)]
+    threads = [threading.Thread(target=worker) for _index in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -274,8 +274,8 @@ class Bench(object):
                "nodes_cpu_s": round(nodes_used, 3), "nodes_cpu_s_per_host": round(nodes_used / nodes, 4),
                "load1": os.getloadavg()[0]}
         print("N=%-4d %-28s round %s: wall %7.1f s, controller %7.1f s CPU (%.3f s/host), peak %6.0f MiB, "
-              "nodes %6.1f s CPU" % (nodes, case["label"], rnd, wall, cpu, cpu / nodes, figures["peak_mib"],
-                                      nodes_used), flush=True)
+              "nodes %6.1f s CPU" % (nodes, case["label"], rnd, wall, cpu, cpu / nodes, figures["peak_mib"], nodes_used),
+              flush=True)
         return row
 
 
@@ -295,7 +295,7 @@ def table(rows, transport):
             "N", "case", "runs", "wall_s", "ctl_cpu/host", "x ping", "wall/ping", "peak_MiB",
             "nodes_cpu/host")]
     for nodes in sorted(set(r["nodes"] for r in rows)):
-        ping, _ = median_rows(rows, nodes, "ping")
+        ping, _runs = median_rows(rows, nodes, "ping")
         labels = []
         for r in rows:
             if r["nodes"] == nodes and r["case"] not in labels:
@@ -311,7 +311,7 @@ def table(rows, transport):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--nodes", default="16,64,200", help="comma-separated fleet sizes")
     parser.add_argument("--transport", choices=("ssh", "podman"), default="ssh")
     parser.add_argument("--pairs", type=int, default=3, help="rounds of the cases per N")
@@ -333,7 +333,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-scale.")
     bench = Bench(args, tmp)
     rows = CsvRows(args.csv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit("bench: terminated"))
     try:
         for nodes in sizes:
             if not args.no_up:
