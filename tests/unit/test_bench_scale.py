@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""lab/bench_scale.py: the case syntax and the table of medians (the runs need the scale lab)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import os
+
+import pytest
+
+HERE = os.path.dirname(__file__)
+spec = importlib.util.spec_from_file_location("bench_scale", os.path.join(HERE, "..", "..", "lab", "bench_scale.py"))
+B = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(B)
+
+
+def test_case_settings_become_the_runs_environment():
+    case = B.parse_case("drift:forks=50+pipelining=false+strategy=free")
+    assert case["base"] == "drift"
+    assert case["env"] == {"ANSIBLE_FORKS": "50", "ANSIBLE_PIPELINING": "false", "ANSIBLE_STRATEGY": "free"}
+    assert B.parse_case("ping")["env"] == {}
+
+
+def test_poll_is_an_ansible_cfg_and_cfg_a_path_under_the_top():
+    assert B.parse_case("drift:poll=0.01")["env"]["ANSIBLE_CONFIG"] == "[defaults]\ninternal_poll_interval = 0.01\n"
+    assert B.parse_case("ping:cfg=examples/ansible.cfg")["env"]["ANSIBLE_CONFIG"] == os.path.join(
+        B.TOP, "examples", "ansible.cfg")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("pong", "case 'pong': expected one of ping, facts, drift, rerun, first"),
+    ("drift:forks", "setting 'forks'"),
+    ("drift:colour=red", "setting 'colour=red'"),
+    ("drift:forks=", "setting 'forks='"),
+    ("drift:poll=soon", "poll='soon': expected seconds"),
+])
+def test_bad_cases_name_the_case_and_the_setting(text, needle):
+    with pytest.raises(SystemExit) as exc:
+        B.parse_case(text)
+    assert needle in str(exc.value)
+
+
+def row(case, cpu_per_host, wall, failed=False, nodes=16):
+    return {"nodes": nodes, "case": case, "failed": failed, "wall_s": wall, "ctl_cpu_s_per_host": cpu_per_host,
+            "ctl_peak_mib": 100.0, "nodes_cpu_s_per_host": 0.5}
+
+
+def test_medians_leave_failed_runs_out():
+    rows = [row("drift", 1.0, 10), row("drift", 3.0, 30), row("drift", 2.0, 20), row("drift", 50.0, 99, failed=True)]
+    med, runs = B.median_rows(rows, 16, "drift")
+    assert runs == 3
+    assert med["ctl_cpu_s_per_host"] == 2.0 and med["wall_s"] == 20
+
+
+def test_table_ratios_are_to_the_ping_median_of_the_same_size():
+    rows = [row("ping", 0.2, 4), row("ping", 0.4, 8), row("drift", 0.9, 24),
+            row("ping", 1.0, 1, nodes=64), row("drift", 1.5, 3, nodes=64)]
+    lines = B.table(rows, "ssh").splitlines()
+    drift16 = [line for line in lines if line.startswith("16 ") and " drift " in line][0]
+    drift64 = [line for line in lines if line.startswith("64 ") and " drift " in line][0]
+    assert "3.00x" in drift16 and "4.00x" in drift16     # 0.9 / 0.3 CPU per host, 24 / 6 s wall
+    assert "1.50x" in drift64 and "3.00x" in drift64
