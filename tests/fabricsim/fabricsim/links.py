@@ -1,7 +1,8 @@
 """Rail NICs as real kernel interfaces (opt-in: `fabricsim init --profile NAME --links`).
 
 Each RoCE netdev of the profile becomes a dummy link of the same name, MAC and MTU in the
-node's network namespace (the container needs CAP_NET_ADMIN), so addresses, routes, rules
+node's network namespace (the container needs CAP_NET_ADMIN; where the host kernel has no dummy
+module, a veth whose peer ``fspN`` stays in the namespace, up), so addresses, routes, rules
 and per-interface sysctls set on it are real kernel state. The simulated GID table of the
 port then follows the addresses the link actually has, as the kernel's RoCE GID cache does:
 
@@ -114,6 +115,18 @@ def kernel_links():
     return link_addresses(_ip(["-j", "addr", "show"]))
 
 
+def _add_link(name, peer):
+    """A dummy link; where the kernel has no dummy driver (a container cannot load it), one end
+    of a veth pair whose other end (``peer``, the "switch port") is up, so the carrier is on."""
+    rc, out, err = run_ip(["link", "add", name, "type", "dummy"])
+    if rc == 0:
+        return
+    if "Unknown device type" not in (err + out):
+        raise LinkError("fabricsim: ip link add %s type dummy failed (rc=%d): %s" % (name, rc, (err or out).strip()))
+    _ip(["link", "add", name, "type", "veth", "peer", "name", peer])
+    _ip(["link", "set", "dev", peer, "up"])
+
+
 def create(profile, seed=True):
     """Create the dummy links of every RoCE netdev (missing ones only); put the seed addresses
     on. With ``seed`` (init) the seed is the profile's IPv4; at boot it is what links.json keeps."""
@@ -126,7 +139,7 @@ def create(profile, seed=True):
                 continue
             name = port["netdev"]
             if name not in have:
-                _ip(["link", "add", name, "type", "dummy"])
+                _add_link(name, "fsp%d" % profile.roce_netdevs().index(name))
                 _ip(["link", "set", "dev", name, "address", port["mac"], "mtu", str(port.get("mtu", 1500))])
             if not port.get("down"):
                 _ip(["link", "set", "dev", name, "up"])

@@ -12,8 +12,9 @@ MAPPED = "0000:0000:0000:0000:0000:ffff:%s"
 class FakeIp(object):
     """Enough of `ip` for links.py: -j addr show, link add/set, addr add/del; logs the calls."""
 
-    def __init__(self, net_admin=True):
+    def __init__(self, net_admin=True, dummy=True):
         self.links = {"lo": {"up": True, "addrs": ["127.0.0.1/8"]}}
+        self.dummy = dummy
         self.calls = []
         self.net_admin = net_admin
 
@@ -35,7 +36,11 @@ class FakeIp(object):
         if not self.net_admin:
             return 2, "", "RTNETLINK answers: Operation not permitted\n"
         if args[:2] == ["link", "add"]:
+            if args[4] == "dummy" and not self.dummy:
+                return 2, "", "Error: Unknown device type.\n"
             self.links[args[2]] = {"up": False, "addrs": []}
+            if args[4] == "veth":
+                self.links[args[-1]] = {"up": False, "addrs": []}
         elif args[:3] == ["link", "set", "dev"]:
             if args[-1] == "up":
                 self.links[args[3]]["up"] = True
@@ -75,10 +80,21 @@ def test_init_links_creates_every_roce_netdev_with_the_profile_ipv4(sim, fake_ip
     from fabricsim import state
     netdevs = state.load_profile().roce_netdevs()
     assert sorted(n for n in fake_ip.links if n != "lo") == sorted(netdevs)
+    assert not any(c[:2] == ["link", "add"] and "veth" in c for c in fake_ip.calls)
     assert fake_ip.links[IF0] == {"up": True, "addrs": ["10.10.0.11/24"]}
     mac = [c for c in fake_ip.calls if c[:4] == ["link", "set", "dev", IF0] and "address" in c][0]
     assert mac[5].startswith("a0:88:c2:b8:") and mac[-1] == "4200"
     # GIDs as before: the profile's address is the kernel's
+    assert gid_file(sim, "mlx5_0", 3) == MAPPED % "0a0a:000b"
+
+
+def test_init_links_falls_back_to_veth_without_the_dummy_driver(sim, monkeypatch):
+    from fabricsim import links
+    fake = FakeIp(dummy=False)
+    monkeypatch.setattr(links, "run_ip", fake)
+    init_links(sim)
+    assert ["link", "add", IF0, "type", "veth", "peer", "name", "fsp0"] in fake.calls
+    assert fake.links[IF0] == {"up": True, "addrs": ["10.10.0.11/24"]} and fake.links["fsp0"]["up"]
     assert gid_file(sim, "mlx5_0", 3) == MAPPED % "0a0a:000b"
 
 
