@@ -306,13 +306,14 @@ def follow(sync, sock=None, stop=None):
 
 
 def start_follower():
-    """A daemon thread that keeps the GID files in step with the kernel (links on only)."""
-    if not enabled():
-        return None
+    """A daemon thread that keeps the GID files in step with the kernel (while links are on:
+    checked at every event, so an `init --links` after the daemon started is followed too)."""
     import threading
     from . import state
 
     def sync():
+        if not enabled():
+            return
         try:
             with state.locked():
                 sync_sysfs(state.load_profile())
@@ -320,6 +321,13 @@ def start_follower():
             import sys
             sys.stderr.write("fabricsim: GID sync failed: %s\n" % exc)
 
-    thread = threading.Thread(target=follow, args=(sync,), name="fabricsim-gids", daemon=True)
+    def run():
+        try:
+            follow(sync)
+        except OSError as exc:      # no rtnetlink here: shim calls still sync
+            import sys
+            sys.stderr.write("fabricsim: not following address changes: %s\n" % exc)
+
+    thread = threading.Thread(target=run, name="fabricsim-gids", daemon=True)
     thread.start()
     return thread
