@@ -46,8 +46,8 @@ def _iface(field, value):
     except ValueError:
         raise RailAddressError("%s=%r: not an ADDRESS/PREFIX" % (field, value))
     width = iface.max_prefixlen
-    if iface.network.prefixlen < width - 1 and iface.ip in (iface.network.network_address,
-                                                              iface.network.broadcast_address):
+    edges = (iface.network.network_address, iface.network.broadcast_address)
+    if iface.network.prefixlen < width - 1 and iface.ip in edges:
         raise RailAddressError("%s=%r: the network or broadcast address of %s is not a host address"
                                % (field, value, iface.network))
     return iface
@@ -344,7 +344,7 @@ def plan(interface, want, have, state, proc_sys):
             cmds.append(["ip", "addr", "add", addr, "dev", interface] + extra)
     table = want["table"]
     if table is not None:
-        have_routes = [r for r in have["routes"]]
+        have_routes = list(have["routes"])
         if state == "replaced":
             for route in have_routes:
                 if route not in want["routes"]:

@@ -44,7 +44,7 @@ def _ip_binary():
 def run_ip(args):
     """Run `ip ARGS`; (rc, stdout, stderr)."""
     proc = subprocess.run([_ip_binary()] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, env=dict(os.environ, LANG="C", LC_ALL="C"))
+                          universal_newlines=True, env=dict(os.environ, LANG="C", LC_ALL="C"), check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 
