@@ -698,8 +698,39 @@ def read_state(run, tool, interface, tlvs, neighbor=False):
                 entry.setdefault(field, None)
         have[key] = entry
     if neighbor:
-        have["neighbor"] = parse_tlvs(_call(run, [tool, "-t", "-n", "-i", interface]))
+        dump = _call(run, [tool, "-t", "-n", "-i", interface])
+        have["neighbor"] = parse_tlvs(dump)
+        have["neighbor"].update(parse_identity(dump))
     return have
+
+
+_IDENTITY_TLVS = {"Chassis ID TLV": "chassis_id", "Port ID TLV": "port_id", "System Name TLV": "system_name"}
+_SUBTYPED = re.compile(r"([A-Za-z][A-Za-z ]*?):\s*(\S.*)\Z")
+
+
+def parse_identity(text):
+    """Who the neighbour is, from a ``lldptool -t -n`` dump: ``chassis_id``, ``port_id`` (the value
+    after its subtype label, ``Ifname: swp1`` -> ``swp1``; the label in ``port_id_subtype``) and
+    ``system_name``; None for a TLV the dump lacks (openlldp lldp_basman_clif.c / lldp_mand_clif.c)."""
+    out = {"chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None}
+    current = None
+    for raw in (text or "").splitlines():
+        line = _clean(raw)
+        if not line:
+            continue
+        if _is_tlv_name(line) or line in _IDENTITY_TLVS:
+            current = _IDENTITY_TLVS.get(line)
+            continue
+        if current is None or out[current] is not None:
+            continue
+        value = line.strip()
+        match = _SUBTYPED.match(value) if current != "system_name" else None
+        if match:
+            value = match.group(2).strip()
+            if current == "port_id":
+                out["port_id_subtype"] = match.group(1)
+        out[current] = value
+    return out
 
 
 def neighbor_mismatch(have):
@@ -917,7 +948,8 @@ class LldpDcbResource(Resource):
     def export(self, key, have):
         out = to_result(have)
         if "neighbor" in (have or {}):
-            out["neighbor"] = dict((k, have["neighbor"].get(k)) for k in ("pfc", "app"))
+            out["neighbor"] = dict((k, have["neighbor"].get(k)) for k in ("pfc", "app", "chassis_id", "port_id",
+                                                                          "port_id_subtype", "system_name"))
         return out
 
     def plan(self, key, want, have, state):

@@ -209,8 +209,9 @@ after:
   elements: dict
 gathered:
   description:
-    - The current state of each interface, with C(neighbor) (the peer's PFC and APP TLVs)
-      and C(neighbor_mismatch).
+    - The current state of each interface, with C(neighbor) (the peer's PFC and APP TLVs,
+      and who it is - C(system_name), C(port_id) without its subtype label, C(port_id_subtype),
+      C(chassis_id)) and C(neighbor_mismatch).
   returned: when state is gathered
   type: list
   elements: dict

@@ -41,10 +41,19 @@ def cmd_init(args):
         data = profiles.load_named(args.profile)
     except KeyError:
         return _fail("unknown profile %r (have: %s)" % (args.profile, ", ".join(profiles.available())))
+    from . import links
     with state.locked():
         state.save_profile_data(data)
         state.save_faults({})
         state.save_lldpad({})
+        if args.links:
+            try:
+                links.create(state.load_profile(), seed=True)
+            except links.LinkError as exc:
+                links.disable()
+                return _fail("%s (rail links need CAP_NET_ADMIN in the container)" % exc)
+        else:
+            links.disable()
         state.rebuild(reset=True)
     _restore_shims()
     if not os.path.exists(os.path.join(paths.run_dir(), "proc", "cmdline")):
@@ -205,7 +214,11 @@ def write_proc_cmdline():
 
 def cmd_boot(args):
     write_proc_cmdline()        # the node "booted" with its boot configuration
+    from . import links
     try:
+        if links.enabled():     # a new network namespace: the rail links come back, with their seed
+            with state.locked():
+                links.create(state.load_profile(), seed=False)
         _rebuild(reset=True)
     except state.NoProfile:
         print("fabricsim: no profile yet; nothing to build")
@@ -261,6 +274,22 @@ def cmd_lldpad(args):
     return 0
 
 
+def cmd_cable(args):
+    from . import cabling
+    prof = state.load_profile()
+    with state.locked():
+        data = cabling.overrides()
+        if args.clear:
+            data = {}
+        elif len(args.args) == 3 and args.args[0] in prof.netdevs():
+            data[args.args[0]] = {"switch": args.args[1], "port": args.args[2]}
+        else:
+            return _fail("usage: cable NETDEV SWITCH PORT (NETDEV one of %s) | cable --clear"
+                         % ", ".join(prof.netdevs()))
+        cabling.save(data)
+    return 0
+
+
 def cmd_state(args):
     print(json.dumps(state.nic_state(), indent=1, sort_keys=True))
     return 0
@@ -272,6 +301,8 @@ def build_parser():
     sub = p.add_subparsers(dest="cmd")
     s = sub.add_parser("init", help="persist a profile and boot the node with it")
     s.add_argument("--profile", required=True)
+    s.add_argument("--links", action="store_true",
+                   help="RoCE netdevs as dummy kernel links (CAP_NET_ADMIN); GIDs follow their addresses")
     s.set_defaults(func=cmd_init)
     sub.add_parser("profiles", help="list profiles").set_defaults(func=cmd_profiles)
     s = sub.add_parser("fault", help="inject a fault", epilog=FAULT_HELP,
@@ -305,6 +336,10 @@ def build_parser():
     s = sub.add_parser("lldpad", help="start/stop the simulated lldpad daemon")
     s.add_argument("action", choices=["start", "stop", "status"])
     s.set_defaults(func=cmd_lldpad)
+    s = sub.add_parser("cable", help="recable a port: the LLDP neighbour (switch, port) lldptool -n reports")
+    s.add_argument("args", nargs="*")
+    s.add_argument("--clear", action="store_true")
+    s.set_defaults(func=cmd_cable)
     sub.add_parser("state", help="dump the volatile NIC state (debug)").set_defaults(func=cmd_state)
     return p
 

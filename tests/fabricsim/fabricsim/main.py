@@ -53,6 +53,9 @@ def run_tool(tool, args):
                 del faults["fail_after"][tool]
             state.save_faults(faults)
         profile = state.load_profile()
+        if profile.live is not None:
+            from . import links
+            links.sync_sysfs(profile)
         ctx = Context(tool, profile, state.nic_state(), fail_now)
         out, err, rc = mod.run(tool, list(args), ctx)
         if ctx.dirty:

@@ -88,6 +88,8 @@ class Profile(object):
                 self.pci[bdf]["link_sta"] = [speed, int(width)]
         self.nics = sorted(data["nics"], key=lambda n: n["dev"])   # ls order (lexicographic)
         self.gpus = data.get("gpus", [])
+        # {netdev: [(index, IPvXInterface)]} from the kernel when rail links are on (links.py)
+        self.live = None
         down = self.faults.get("link_down", [])
         for nic in self.nics:
             model = MODELS[nic["model"]]
@@ -147,6 +149,9 @@ class Profile(object):
         ll = mac_to_link_local(port["mac"])
         out.append((0, ll, "IB/RoCE v1", port["netdev"]))
         out.append((1, ll, "RoCE v2", port["netdev"]))
+        if self.live is not None and port["netdev"] in self.live:
+            from . import links
+            return out + [(idx, addr, gtype, port["netdev"]) for idx, addr, gtype in links.gid_entries(self.live, port)]
         if port.get("ipv4"):
             v4 = ipaddress.IPv4Interface(port["ipv4"]).ip
             mapped = ipaddress.IPv6Address("::ffff:" + str(v4))

@@ -81,7 +81,10 @@ def lldpad_running(profile):
 
 
 def load_profile():
-    return Profile(profile_data(), faults())
+    profile = Profile(profile_data(), faults())
+    from . import links
+    profile.live = links.refresh(profile)
+    return profile
 
 
 # ---- volatile -------------------------------------------------------------

@@ -288,6 +288,8 @@ def run_forever(mode="auto"):
     os.makedirs(paths.run_dir(), exist_ok=True)
     with open(paths.run_file("watch.pid"), "w") as handle:
         handle.write("%d\n" % os.getpid())
+    from . import links
+    links.start_follower()      # GID files follow the rail links' addresses (links on only)
     if mode != "inotify":
         try:
             serve_fuse()

@@ -345,8 +345,10 @@ def get_tlv(o, ctx, pcfg, q, port):
             if cee or tlv == "ETS-REC":
                 return "", "", 0
             return render_tlv(tlv, nb.get(tlv, {}), layout=layout), "", 0
-        out = ("Chassis ID TLV\n\tMAC: %s\nPort ID TLV\n\tIfname: swp%d\nTime to Live TLV\n\t120\n"
-               "System Name TLV\n\tleaf01\n" % (nb["mac"], 1 + ctx.profile.netdevs().index(netdev)))
+        from .. import cabling
+        switch, swport = cabling.neighbour(ctx.profile, netdev)
+        out = ("Chassis ID TLV\n\tMAC: %s\nPort ID TLV\n\tIfname: %s\nTime to Live TLV\n\t120\n"
+               "System Name TLV\n\t%s\n" % (nb["mac"], swport, switch))
         if cee:
             out += render_cee(nb)
         else:

@@ -305,3 +305,16 @@ def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
     assert kind == "fail" and res["msg"].startswith("running_config: TLV dump line 1 'lldpad is not running'"), res
     kind, res = run_many(monkeypatch, None, {"state": "parsed", "running_config": "\n"})
     assert kind == "fail" and res["msg"] == "running_config: holds no IEEE DCBX TLV that lldptool -t prints (PFC, ETS, APP): '\\n'", res
+
+
+def test_neighbor_identity_system_name_and_port():
+    # TLV-ALL-NEIGHBOR (a real veth peer: MAC port id, no System Name) and a switch's dump
+    ident = L.parse_identity(out("TLV-ALL-NEIGHBOR"))
+    assert ident == {"chassis_id": "92:01:a5:b5:db:65", "port_id": "92:01:a5:b5:db:65", "port_id_subtype": "MAC",
+                     "system_name": None}
+    switch = ("Chassis ID TLV\n\tMAC: b8:ce:f6:00:00:01\nPort ID TLV\n\tIfname: swp7\nTime to Live TLV\n\t120\n"
+              "System Name TLV\n\trail1-leaf0\nIEEE 8021QAZ PFC TLV\n\t Willing: no\n\t MACsec Bypass Capable: no\n"
+              "\t PFC capable traffic classes: 8\n\t PFC enabled: 3\nEnd of LLDPDU TLV\n")
+    assert L.parse_identity(switch) == {"chassis_id": "b8:ce:f6:00:00:01", "port_id": "swp7",
+                                        "port_id_subtype": "Ifname", "system_name": "rail1-leaf0"}
+    assert L.parse_identity("") == {"chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None}
