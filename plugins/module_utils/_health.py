@@ -59,6 +59,10 @@ CHECKS = {
                  "check NCCL_IB_HCA (prefix vs '=' exact names) and that every rail is ACTIVE"),
     "dmabuf": ("warning", "grep NCCL_DMABUF_ENABLE /etc/nccl.conf; GPU driver (open kernel module) and kernel >= 5.12",
                "set NCCL_DMABUF_ENABLE to match what the node supports (rdma.fabric.nccl_env)"),
+    "lossless_agreement": ("error", "lldptool -t -n -i IF (the switch's PFC / ETS / APP TLVs); mlnx_qos -i IF",
+                           "make host and switch agree on the RoCE priority: PFC, its ETS class and the APP entry"),
+    "lossless_unverified": ("warning", "lldptool -t -n -i IF; mlnx_qos -i IF (DCBX mode)",
+                            "let the host see the switch's DCBX TLVs, or check the switch port from the switch"),
     "pcie": ("error", "lspci -vv -s BDF | grep -E 'LnkCap|LnkSta'", "check the slot, riser and BIOS PCIe settings"),
     "rate": ("error", "ibstat DEV PORT (Rate) / ethtool IF (Speed)", "check the cable, optics and the switch port speed"),
     "ports": ("error", "ibstat; ibdev2netdev", "every rail must be ACTIVE at the model's rate: check the missing ones"),
@@ -107,6 +111,8 @@ DEFAULT_CHECKS = {
     "gdr": True,
     # what nccl_env sets NCCL_DMABUF_ENABLE to on the node (null: not judged)
     "dmabuf_enable": None,
+    # host/switch agreement on PFC, the lossless priorities' ETS and the APP entries (lldptool -t -n)
+    "lossless": True,
     "severity": {},
 }
 # nvidia-smi topo relations across the CPU interconnect: a rail there crosses sockets
@@ -162,8 +168,9 @@ class _Findings(object):
         self.items = []
         self.severity = checks["severity"] or {}
 
-    def add(self, check, subject, expected, actual, severity=None):
-        default, diagnosis, remedy = CHECKS[check]
+    def add(self, check, subject, expected, actual, severity=None, diagnosis=None, remedy=None):
+        default, diagnosis_, remedy_ = CHECKS[check]
+        diagnosis, remedy = diagnosis or diagnosis_, remedy or remedy_
         self.items.append({"check": check, "subject": subject,
                            "severity": self.severity.get(check, severity or default),
                            "expected": expected, "actual": actual, "diagnosis": diagnosis, "remedy": remedy})
@@ -221,7 +228,17 @@ def judge(observations, checks=None):
     _gid_tables(out, facts, obs.get("ports") or {}, checks)
     _subnet_manager(out, facts, obs.get("sm") or {}, checks)
     _gpudirect(out, facts, obs.get("gdr"), obs.get("nccl"), checks)
+    _lossless(out, facts, obs.get("lossless"), checks)
     return out.items
+
+
+def skipped(observations, checks=None):
+    """Checks that could not run, each {check, reason}: never a healthy verdict made up."""
+    checks = merge_checks(checks)
+    lossless = (observations or {}).get("lossless") or {}
+    if checks["lossless"] and lossless.get("skipped"):
+        return [{"check": "lossless_agreement", "reason": lossless["skipped"]}]
+    return []
 
 
 def _basics(out, facts, checks, as_deltas=()):
@@ -445,3 +462,140 @@ def _gpudirect(out, facts, gdr, nccl, checks):
                 out.add("nccl_gdr", "%s HCA %s" % (where, hca["name"]), "GPUDirect RDMA (GDRDMA) on the HCA",
                         "not used (%s)" % ("channels without /GDRDMA" if hca.get("channels") else
                                            "NET/IB : GPU Direct RDMA Disabled"))
+
+
+SELECTOR_WORDS = {1: "ethertype", 2: "TCP port", 3: "UDP port", 4: "TCP/UDP port", 5: "DSCP"}
+# lldptool -V names of the TLVs (CEE switches: one "CEE DCBX TLV" holds them all)
+_TLV_V = {"pfc": "PFC", "ets": "ETS-CFG", "app": "APP"}
+
+
+def _ets_of(ets, prio):
+    """(TSA, bandwidth %) of a priority's traffic class; CEE priority groups (``tsa`` None):
+    PGID 15 is strict, any other an ETS share. None when unknown."""
+    if not ets or ets.get("up2tc") is None:
+        return None
+    tc = ets["up2tc"][prio]
+    tcbw = ets.get("tcbw") or [None] * 16
+    if ets.get("tsa") is None:
+        return ("strict", None) if tc == 15 else ("ets", tcbw[tc] if tc < len(tcbw) else None)
+    if tc >= len(ets["tsa"]):
+        return None
+    tsa = ets["tsa"][tc]
+    return tsa, (tcbw[tc] if tsa == "ets" and tc < len(tcbw) else None)
+
+
+def _ets_text(value):
+    return "%s %s%%" % value if value[1] is not None else value[0]
+
+
+def _prios(prios):
+    return ", ".join(str(p) for p in prios) if prios else "none"
+
+
+def _lossless(out, facts, lossless, checks):
+    """Host and switch agree on the lossless settings of every ACTIVE RoCE port: PFC enabled
+    priorities, the ETS (TSA, share) of each PFC priority and the host's APP entries (priority
+    per protocol / DSCP) against the TLVs the switch sends (IEEE 802.1Qaz or CEE DCBX). When
+    the host cannot see them (firmware DCBX, lldpad not receiving, a switch sending none) that
+    is said (lossless_unverified), not taken for a disagreement."""
+    if not checks["lossless"] or not lossless or lossless.get("skipped"):
+        return
+    ignored = set(checks["ignore_devices"] or [])
+    active = {}
+    for name, device in (facts.get("devices") or {}).items():
+        for port in device.get("ports") or []:
+            if port.get("netdev") and port.get("link_layer") == "Ethernet" and name not in ignored:
+                active[port["netdev"]] = port.get("state") == "ACTIVE" or active.get(port["netdev"], False)
+    for netdev, view in sorted(lossless.items()):
+        if not active.get(netdev):
+            continue        # down (its link finding says it) or ignored
+        peer, host = view.get("peer"), view.get("host") or {}
+        if peer is None:
+            continue        # unreadable: a facts finding names the tool's error
+        diag = "lldptool -t -n -i %s" % netdev
+        cee = peer.get("dcbx") in ("cee", "cin")
+        if peer.get("dcbx") is None:
+            _unverified(out, netdev, view, peer, diag)
+            continue
+        if view.get("local_dcbx") and view["local_dcbx"] != peer["dcbx"]:
+            out.add("lossless_agreement", "%s DCBX" % netdev, "the same DCBX version on host and switch",
+                    "host %s, switch %s" % (view["local_dcbx"].upper(), peer["dcbx"].upper()),
+                    diagnosis="lldptool -t -i %s; %s" % (netdev, diag),
+                    remedy="set one DCBX version on both ends: the switch port's DCBX mode (IEEE or CEE) or the "
+                           "host's (lldptool -T -i %s -V IEEE-DCBX mode=reset for IEEE)" % netdev)
+        src = host.get("source") or "host"
+
+        def add(setting, expected, actual, tlv, remedy):
+            out.add("lossless_agreement", "%s %s" % (netdev, setting), expected, actual,
+                    diagnosis="%s%s; %s" % (diag, "" if cee else " -V %s" % _TLV_V[tlv], src), remedy=remedy)
+
+        pfc = host.get("pfc")
+        theirs = (peer.get("pfc") or {}).get("enabled")
+        if pfc is not None:
+            if peer.get("pfc") is None:
+                add("PFC", "PFC on priorities %s (host)" % _prios(pfc), "the switch sends no PFC TLV", "pfc",
+                    "enable PFC (and its DCBX advertisement) on the switch port for priorities %s" % _prios(pfc))
+            elif theirs != pfc:
+                add("PFC", "PFC on priorities %s (host)" % _prios(pfc), "switch: %s" % _prios(theirs), "pfc",
+                    "enable PFC on the same priorities on both ends: on the switch port priorities %s, or on the "
+                    "host (mlnx_qos -i %s --pfc ..., rdma.fabric.roce_qos)" % (_prios(pfc), netdev))
+        for prio in pfc or []:
+            mine, other = _ets_of(host.get("ets"), prio), _ets_of(peer.get("ets_cfg"), prio)
+            if mine is None:
+                continue
+            if peer.get("ets_cfg") is None:
+                add("ETS priority %d" % prio, "%s (host)" % _ets_text(mine),
+                    "the switch sends no %s" % ("priority groups" if cee else "ETS-CFG TLV"), "ets",
+                    "advertise ETS from the switch port (DCBX ETS configuration)")
+            elif other is not None and (mine[0] != other[0] or (mine[1] is not None and other[1] is not None
+                                                               and mine[1] != other[1])):
+                add("ETS priority %d" % prio, "%s (host)" % _ets_text(mine), "switch: %s" % _ets_text(other), "ets",
+                    "give the lossless priority the same class on both ends: its TSA and bandwidth share on the "
+                    "switch port, or on the host (mlnx_qos -i %s --tsa ... --tcbw ...)" % netdev)
+        apps = host.get("app") or []
+        for app in apps:
+            if cee and app["selector"] == 5:
+                continue    # CEE has no DSCP APP entries
+            what = "%s %s" % (SELECTOR_WORDS.get(app["selector"], "selector %d" % app["selector"]),
+                              "0x%04x" % app["protocol"] if app["selector"] == 1 else app["protocol"])
+            if peer.get("app") is None:
+                add("APP %s" % what, "priority %d (host)" % app["priority"], "the switch sends no APP TLV", "app",
+                    "advertise the APP table from the switch port (%s -> priority %d)" % (what, app["priority"]))
+                break
+            # CEE has one TCP/UDP port selector (mapped to IEEE 4): it stands for IEEE 2, 3 and 4
+            sels = (2, 3, 4) if cee and app["selector"] in (2, 3, 4) else (app["selector"],)
+            prios = sorted(set(a["priority"] for a in peer["app"]
+                               if a["selector"] in sels and a["protocol"] == app["protocol"]))
+            if app["priority"] not in prios or len(prios) > 1:
+                add("APP %s" % what, "priority %d (host)" % app["priority"],
+                    "switch: %s" % ("priority %s" % _prios(prios) if prios else "no entry"), "app",
+                    "map %s to priority %d on both ends: the switch's APP table, or the host's (lldptool -T -i %s "
+                    "-V APP app=%d,%d,%d)" % (what, app["priority"], netdev, app["priority"], app["selector"],
+                                              app["protocol"]))
+
+
+def _unverified(out, netdev, view, peer, diag):
+    """Why the host sees no DCB TLV from the switch: firmware DCBX, lldpad not receiving, no
+    LLDP neighbour, or a neighbour that sends LLDP without DCBX."""
+    status = view.get("admin_status")
+    if view.get("dcbx_mode") == "fw":
+        out.add("lossless_unverified", "%s DCBX" % netdev, "DCBX in the OS (lldpad) to compare host and switch",
+                "DCBX is firmware-controlled (mlnx_qos: 'DCBX mode: Firmware controlled'): the NIC answers the "
+                "switch itself and lldpad sees no DCB TLVs; agreement not checked",
+                diagnosis="mlnx_qos -i %s; %s" % (netdev, diag),
+                remedy="check the switch port's PFC/ETS/APP on the switch, or hand DCBX to the OS (mlnx_qos -i %s "
+                       "--dcbx os; rdma.fabric.lldp_dcb switch_dcbx_to_os) to check it here" % netdev)
+    elif status in ("disabled", "tx"):
+        out.add("lossless_unverified", "%s LLDP" % netdev, "lldpad receives LLDP (adminStatus rx or rxtx)",
+                "adminStatus=%s: the switch's TLVs are not read; agreement not checked" % status,
+                diagnosis="lldptool get-lldp -i %s adminStatus" % netdev,
+                remedy="lldptool set-lldp -i %s adminStatus=rxtx" % netdev)
+    elif not peer.get("chassis_id"):
+        out.add("lossless_unverified", "%s LLDP" % netdev, "an LLDP neighbour (the switch)", "none seen by lldpad",
+                diagnosis="%s; lldptool -S -i %s" % (diag, netdev),
+                remedy="enable LLDP on the switch port (and check the cabling to it)")
+    else:
+        out.add("lossless_unverified", "%s DCBX" % netdev, "the switch sends DCBX TLVs (PFC, ETS, APP)",
+                "switch %s sends LLDP without DCBX TLVs; agreement not checked"
+                % (peer.get("system_name") or peer.get("chassis_id")),
+                diagnosis=diag, remedy="enable DCBX (IEEE or CEE) on the switch port, or check its PFC/ETS/APP there")

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _gdr_readiness, _ibv_devinfo
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl, _rdma_facts, _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
 
 RAW_VERSION = 1
@@ -96,8 +96,54 @@ def write_state(path, state):
         raise
 
 
+# what rdma_health keeps of ``mlnx_qos -i IF -a`` (the NIC's own lossless settings)
+MLNX_QOS_KEYS = ("dcbx", "trust", "pfc", "prio_tc", "tsa", "tcbw")
+
+
+def _tool_error(rc, out, err):
+    return {"rc": rc, "error": _lldp_dcb._clean(err) or _lldp_dcb._clean(out) or "(no output)"}
+
+
+def read_lossless(module, devices):
+    """Host/switch lossless agreement inputs, per RoCE netdev: the switch's DCB TLVs as lldpad
+    sees them (``lldptool -t -n -i IF``: ONE call gives PFC, ETS and APP, IEEE or CEE, where
+    ``-V PFC`` prints nothing for a CEE switch), lldpad's admin status and own TLVs
+    (``lldptool -t -i IF``), and the NIC's settings and DCBX mode (``mlnx_qos -i IF -a``, its one
+    reader). None without RoCE ports; ``{"skipped": reason}`` without lldptool or lldpad."""
+    netdevs = sorted(set(p["netdev"] for _n, p in _ports(devices)
+                         if p.get("link_layer") == "Ethernet" and p.get("netdev")))
+    if not netdevs:
+        return None
+    tool = module.get_bin_path(_lldp_dcb.TOOL, required=False)
+    if not tool:
+        return {"skipped": "lldptool (lldpad) is not installed: the switch's PFC/ETS/APP TLVs cannot be read"}
+    qos = module.get_bin_path(_mlnx_qos.TOOL, required=False)
+    out = {"interfaces": {}}
+    for netdev in netdevs:
+        entry = {}
+        rc, text, err = run_tool(module, [tool, "-t", "-n", "-i", netdev], check_rc=False)
+        if rc == 255 or "Failed to connect to lldpad" in (text or "") + (err or ""):
+            return {"skipped": "lldpad is not running (lldptool -t -n -i %s: %s): the switch's PFC/ETS/APP "
+                               "TLVs cannot be read; start it (systemctl start lldpad) to check the agreement"
+                               % (netdev, _tool_error(rc, text, err)["error"])}
+        entry["peer"] = text if rc == 0 else _tool_error(rc, text, err)
+        rc, text, err = run_tool(module, [tool, "get-lldp", "-i", netdev, "adminStatus"], check_rc=False)
+        entry["admin_status"] = _lldp_dcb.parse_arg(text, "adminStatus") if rc == 0 else None
+        rc, text, err = run_tool(module, [tool, "-t", "-i", netdev], check_rc=False)
+        entry["local"] = text if rc == 0 else _tool_error(rc, text, err)
+        entry["mlnx_qos"] = None
+        if qos:
+            try:
+                state = _mlnx_qos.read_state(module, qos, netdev)
+                entry["mlnx_qos"] = dict((k, state.get(k)) for k in MLNX_QOS_KEYS)
+            except ToolError as exc:
+                entry["mlnx_qos"] = {"error": exc.msg}
+        out["interfaces"][netdev] = entry
+    return out
+
+
 def read_host(module, params):
-    """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr,
+    """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr, lossless,
     nccl_log (a path on the node), nccl_log_text."""
     raw = {"version": RAW_VERSION, "source": "host", "errors": []}
     raw["rdma"] = _rdma_facts.read_host(module, set(SUBSETS))
@@ -138,6 +184,7 @@ def read_host(module, params):
             raw["gdr"] = _gdr_readiness.read_host(module)
         except (ValueError, ToolError) as exc:
             raw["errors"].append({"tool": "gdr_readiness", "msg": str(exc)})
+    raw["lldp"] = read_lossless(module, devices) if params.get("lossless", True) else None
     raw["nccl_log"] = params.get("nccl_log_text")
     if raw["nccl_log"] is None and params.get("nccl_log"):
         raw["nccl_log"] = _read_text(params["nccl_log"])
@@ -286,10 +333,57 @@ def derive(raw, window=21600, grace=600):
     nccl = None
     if raw.get("nccl_log") is not None:
         nccl = _nccl.parse_log(raw["nccl_log"], "nccl_log")
+    lossless = derive_lossless(raw.get("lldp"), errors)
     facts["errors"] = list(facts.get("errors") or []) + errors
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
-                    "interval": round(elapsed, 3), "source": raw.get("source")}
+                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source")}
     return observations, state
+
+
+def _dump(text, what, errors):
+    """A parsed ``lldptool -t [-n]`` dump, or None (the failure or parse error into ``errors``)."""
+    if text is None:
+        return None
+    if isinstance(text, dict):
+        errors.append({"tool": "lldptool", "msg": "%s failed (rc=%s): %s" % (what, text.get("rc"), text.get("error"))})
+        return None
+    try:
+        dump = _lldp_dcb.parse_tlvs(text)
+        dump.update(_lldp_dcb.parse_identity(text))
+        return dump
+    except ValueError as exc:
+        errors.append({"tool": "lldptool", "msg": "%s: %s" % (what, exc)})
+        return None
+
+
+def derive_lossless(lldp, errors):
+    """Per netdev {admin_status, dcbx_mode, peer, local, host}: ``peer`` the switch's TLVs
+    (None: unreadable), ``local`` lldpad's own, ``host`` the host's lossless settings
+    {pfc, ets: {up2tc, tsa, tcbw}, app, source} from the NIC (mlnx_qos) when it printed them,
+    else from lldpad's own TLVs. ``{"skipped": reason}`` passes through."""
+    if not lldp:
+        return None
+    if lldp.get("skipped"):
+        return {"skipped": lldp["skipped"]}
+    out = {}
+    for netdev, entry in sorted((lldp.get("interfaces") or {}).items()):
+        peer = _dump(entry.get("peer"), "lldptool -t -n -i %s" % netdev, errors)
+        local = _dump(entry.get("local"), "lldptool -t -i %s" % netdev, errors)
+        qos = entry.get("mlnx_qos") or {}
+        if qos.get("error"):
+            errors.append({"tool": "mlnx_qos", "msg": qos["error"]})
+            qos = {}
+        host = {"pfc": None, "ets": None, "app": (local or {}).get("app"), "source": None}
+        if qos.get("pfc") is not None:
+            host.update(pfc=qos["pfc"], source="mlnx_qos -i %s" % netdev)
+            if qos.get("prio_tc") is not None and qos.get("tsa") is not None:
+                host["ets"] = {"up2tc": qos["prio_tc"], "tsa": qos["tsa"], "tcbw": qos.get("tcbw")}
+        elif local and (local.get("pfc") or local.get("ets_cfg")):
+            host.update(pfc=(local.get("pfc") or {}).get("enabled"), ets=local.get("ets_cfg"),
+                        source="lldptool -t -i %s" % netdev)
+        out[netdev] = {"admin_status": entry.get("admin_status"), "dcbx_mode": qos.get("dcbx"),
+                       "peer": peer, "local_dcbx": (local or {}).get("dcbx"), "host": host}
+    return out
 
 
 # ---------------------------------------------------------------- support bundle
@@ -336,6 +430,10 @@ def bundle_files(raw):
             out.append({"name": name, "content": gdr[key]})
     if (raw.get("rdma") or {}).get("topo_text"):
         out.append({"name": "nvidia-smi-topo-m.txt", "content": raw["rdma"]["topo_text"]})
+    for netdev, entry in sorted(((raw.get("lldp") or {}).get("interfaces") or {}).items()):
+        for key, name in (("peer", "lldptool-t-n"), ("local", "lldptool-t")):
+            if isinstance(entry.get(key), str):
+                out.append({"name": "%s.%s.txt" % (name, _safe(netdev)), "content": entry[key]})
     if raw.get("nccl_log"):
         out.append({"name": "nccl.log", "content": raw["nccl_log"]})
     return out

@@ -8,7 +8,7 @@ state and writes the Prometheus textfile with ``_report.prometheus_health``: the
 and metrics as ``rdma_health`` and ``health_report``.
 
 Config (JSON): {"host", "interval", "state_file", "flap_window", "boot_grace", "sm", "gdr",
-"nccl_log", "checks", "textfile"}. Standard library only.
+"lossless", "nccl_log", "checks", "textfile"}. Standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -58,7 +58,8 @@ def run(config, module=None):
     checks = config.get("checks") or {}
     _health.merge_checks(checks)
     params = {"interval": config.get("interval", 5), "state_file": config.get("state_file"),
-              "sm": config.get("sm", True), "gdr": config.get("gdr", True), "nccl_log": config.get("nccl_log")}
+              "sm": config.get("sm", True), "gdr": config.get("gdr", True),
+              "lossless": config.get("lossless", True), "nccl_log": config.get("nccl_log")}
     raw = _health_read.read_host(module, params)
     observations, state = _health_read.derive(raw, config.get("flap_window", 21600), config.get("boot_grace", 600))
     findings = _health.judge(observations, checks)

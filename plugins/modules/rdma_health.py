@@ -51,6 +51,12 @@ options:
     description: Read the GPUDirect RDMA inputs (peer memory, ACS on the GPU-NIC paths).
     type: bool
     default: true
+  lossless:
+    description:
+      - Read the host/switch lossless agreement inputs on RoCE ports where lldpad runs (C(lldptool -t -n -i IF),
+        C(lldptool -t -i IF), C(mlnx_qos -i IF -a)); without lldpad the check is skipped and RV(skipped) says why.
+    type: bool
+    default: true
   nccl_log:
     description: Path (on the node) of an C(NCCL_DEBUG=INFO) log to judge (NCCL's choice of HCAs, GPUDirect RDMA per HCA).
     type: path
@@ -119,6 +125,18 @@ ports:
     C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any)) and C(flaps).
   type: dict
   returned: success
+skipped:
+  description: Checks that could not run, each C(check) and C(reason) (e.g. C(lossless_agreement) without
+    lldpad running); a skipped check is no healthy verdict.
+  type: list
+  elements: dict
+  returned: success
+lossless:
+  description: Per RoCE netdev what the lossless agreement compared, C(peer) (the switch's TLVs as lldpad
+    sees them, IEEE or CEE), C(host) (C(pfc), C(ets), C(app), C(source)), C(admin_status), C(dcbx_mode)
+    (V(os) or V(fw), from mlnx_qos); or C(skipped); null without RoCE ports.
+  type: dict
+  returned: success
 source:
   description: V(host) or V(bundle).
   type: str
@@ -148,6 +166,7 @@ def main():
             boot_grace=dict(type="int", default=600),
             sm=dict(type="bool", default=True),
             gdr=dict(type="bool", default=True),
+            lossless=dict(type="bool", default=True),
             nccl_log=dict(type="path"),
             nccl_log_text=dict(type="str"),
             bundle=dict(type="path"),
@@ -182,7 +201,8 @@ def main():
     host = params["host"] or raw.get("hostname") or socket.gethostname()
     for finding in findings:
         finding["host"] = host
-    result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"])
+    result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"],
+                  skipped=_health.skipped(observations, params["checks"]), lossless=observations.get("lossless"))
     if params["return_raw"]:
         result["raw"] = _health_read.redact(raw)
     module.exit_json(**result)

@@ -52,10 +52,15 @@ def run(monkeypatch, args):
 
 
 def healthy(sim, profile):
-    """A converged node: the profile plus what the gpudirect role does (peer memory loaded)."""
+    """A converged node: the profile plus what the gpudirect role does (peer memory loaded)
+    and, where lldpad runs (small-roce), what roce_qos sets: PFC and ETS as the switch has them."""
     sim.init(profile)
     if profile != "small-roce":
         sim.out("modprobe", "nvidia_peermem")
+    else:
+        for netdev in ("ens1f0np0", "ens1f1np1"):
+            sim.out("mlnx_qos", "-i", netdev, "--pfc", "0,0,0,1,0,0,0,0", "--prio_tc", "0,0,0,3,0,0,6,0",
+                    "--tsa", "ets,strict,strict,ets,strict,strict,strict,strict", "--tcbw", "50,0,0,50,0,0,0,0")
 
 
 def triples(result):
@@ -221,3 +226,43 @@ def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):
     assert "sm_key <redacted>" in files["nccl.log"]
     with pytest.raises(ValueError):
         _health_read.bundle_files({"version": 0})
+
+
+def _neighbour(**changes):
+    from fabricsim import state
+    data = state.profile_data()
+    data["lldp_neighbour"].update(changes)
+    state.save_profile_data(data)
+
+
+def test_lossless_agreement_against_the_simulated_switch(sim, monkeypatch, tmp_path):
+    healthy(sim, "small-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    _neighbour(dcbx="cee")                         # a CEE switch with the same PFC / ETS: agreement
+    how, result = run(monkeypatch, args)
+    assert how == "exit" and result["findings"] == [], triples(result)
+    assert result["lossless"]["ens1f0np0"]["peer"]["dcbx"] == "cee"
+    _neighbour(dcbx="ieee", pfc=[3, 4])            # the switch enables PFC on 4 too
+    how, result = run(monkeypatch, args)
+    assert triples(result) == [("lossless_agreement", "ens1f0np0 PFC", "error"),
+                               ("lossless_agreement", "ens1f1np1 PFC", "error")]
+    assert result["findings"][0]["diagnosis"] == "lldptool -t -n -i ens1f0np0 -V PFC; mlnx_qos -i ens1f0np0"
+    assert result["skipped"] == []
+
+
+def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_path):
+    healthy(sim, "small-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    sim.out("mlnx_qos", "-i", "ens1f0np0", "--dcbx", "fw")
+    how, result = run(monkeypatch, args)
+    # the firmware answers the switch: lldpad sees no DCB TLV on that port, and says why
+    assert triples(result) == [("lossless_unverified", "ens1f0np0 DCBX", "warning")]
+    assert "firmware-controlled" in result["findings"][0]["actual"]
+    assert sim.cli("lldpad", "stop") == 0
+    how, result = run(monkeypatch, args)
+    assert how == "exit" and result["findings"] == []
+    assert [s["check"] for s in result["skipped"]] == ["lossless_agreement"]
+    assert "lldpad is not running" in result["skipped"][0]["reason"]
+    assert result["lossless"] == {"skipped": result["skipped"][0]["reason"]}

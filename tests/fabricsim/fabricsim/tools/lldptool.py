@@ -3,7 +3,9 @@
 lldpad's stored settings persist ($FABRICSIM_STATE_DIR/lldpad.json, like /var/lib/lldpad/lldpad.conf).
 In OS DCBX mode a PFC / ETS-CFG / APP set through lldptool is pushed to the NIC (what
 mlnx_qos reports changes); in firmware DCBX mode it is stored but never reaches the NIC.
-The neighbour (-n) is a switch advertising PFC on its configured priorities and APP 4791->3;
+The neighbour (-n) is a switch advertising PFC on its configured priorities and APP 4791->3
+(with the NIC in firmware DCBX mode the firmware answers the switch: lldpad sees its LLDP
+identity TLVs but no DCB TLV);
 profile ``lldp_neighbour.dcbx: cee`` makes it a CEE DCBX switch (one ``CEE DCBX TLV``, no IEEE
 8021QAZ TLVs), profile ``lldpad_app_layout: old`` prints APP TLVs in the multi-line ``App#N:``
 layout of lldpad releases before openlldp 218a515 (2018-11, i.e. v1.0.1 and older).
@@ -339,17 +341,20 @@ def get_tlv(o, ctx, pcfg, q, port):
         cee = ctx.profile.data.get("lldp_neighbour", {}).get("dcbx") == "cee"
         if port.get("down"):
             return "", "", 0
+        firmware = q is not None and q.get("dcbx") == "fw"
         if tlv:
             if tlv not in TLV_NAMES:
                 return "Command not applicable %s\n" % JUNK.get(tlv, ""), "", 1
-            if cee or tlv == "ETS-REC":
+            if cee or tlv == "ETS-REC" or firmware:
                 return "", "", 0
             return render_tlv(tlv, nb.get(tlv, {}), layout=layout), "", 0
         from .. import cabling
         switch, swport = cabling.neighbour(ctx.profile, netdev)
         out = ("Chassis ID TLV\n\tMAC: %s\nPort ID TLV\n\tIfname: %s\nTime to Live TLV\n\t120\n"
                "System Name TLV\n\t%s\n" % (nb["mac"], swport, switch))
-        if cee:
+        if firmware:
+            pass
+        elif cee:
             out += render_cee(nb)
         else:
             for name in ("ETS-CFG", "PFC", "APP"):
