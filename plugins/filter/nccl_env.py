@@ -32,6 +32,7 @@ MANAGED = {
     "NCCL_IB_QPS_PER_CONNECTION": "nccl_env_ib_qps_per_connection",
     "NCCL_CROSS_NIC": "nccl_env_cross_nic",
     "NCCL_IB_TIMEOUT": "nccl_env_ib_timeout",
+    "NCCL_DMABUF_ENABLE": "nccl_env_dmabuf_enable (auto: from the node's dma-buf support and peer memory)",
 }
 # Settings that come from variables alone (the same on every node given the same variables).
 OPTIONS = {
@@ -47,7 +48,8 @@ CHOICES = (("nccl_env_gid_selection", ("index", "address_family", "none")),
            ("nccl_env_ib_hca_ports", ("auto", "always", "never")),
            ("nccl_env_no_rails", ("fail", "skip")),
            ("nccl_env_fleet_check", ("fail", "warn", "skip")),
-           ("nccl_env_roce_ecn", ("ect0", "ect1", "not-ect")))
+           ("nccl_env_roce_ecn", ("ect0", "ect1", "not-ect")),
+           ("nccl_env_dmabuf_enable", ("auto", "unset")))
 # Values that systemd EnvironmentFile= and a shell both read verbatim.
 PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,:=^/+@%-]+")
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -166,8 +168,10 @@ def _v4_gids(rail, addresses):
     return gids
 
 
-def node(facts, config, host="this node"):
-    """What the role writes on one node, from its ``ansible_facts.rdma`` and the variables.
+def node(facts, config, host="this node", gdr=None):
+    """What the role writes on one node, from its ``ansible_facts.rdma`` and the variables
+    (and ``gdr``, its ``ansible_facts.gdr`` of rdma.fabric.gdr_readiness: NCCL_DMABUF_ENABLE
+    with ``nccl_env_dmabuf_enable: auto``).
 
     Returns active (the node has rails), rails, fabric, settings, text (of nccl.conf and the
     environment file), errors (stop this node), notes and warnings (printed)."""
@@ -226,6 +230,13 @@ def node(facts, config, host="this node"):
         if ib and not _none(config.get("nccl_env_ib_sl")):
             settings["NCCL_IB_SL"] = _int(config["nccl_env_ib_sl"])
         settings.update(_options(config))
+        if config.get("nccl_env_dmabuf_enable", "auto") == "auto":
+            peer = (gdr or {}).get("peer_memory") if isinstance(gdr, dict) else None
+            if peer is None:
+                result["notes"].append("%s: no GPUDirect RDMA facts (rdma.fabric.gdr_readiness), so NCCL_DMABUF_ENABLE "
+                                       "is left out" % host)
+            else:
+                settings["NCCL_DMABUF_ENABLE"] = _nccl.dmabuf_enable(peer)
         settings.update((name, value) for name, value in _extra(config).items() if name not in MANAGED)
         settings = dict((name, value) for name, value in settings.items() if value is not None)
         text = _nccl.render_conf(settings, allowed=config.get("nccl_env_allow_unknown"),

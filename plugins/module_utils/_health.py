@@ -20,6 +20,8 @@ __metaclass__ = type
 import copy
 import math
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+
 SEVERITIES = ("error", "warning")
 
 # check -> (severity, diagnosis, remedy). The rows of the troubleshooting table first.
@@ -438,10 +440,13 @@ def _gpudirect(out, facts, gdr, nccl, checks):
                 bridges = [e["bdf"] for e in gpu.get("acs_path") or [] if e.get("redirect")]
                 out.add("gdr", "%s -> %s ACS" % (gpu.get("gpu"), gpu.get("nic")), "ACS redirect off on the path",
                         "redirect on at %s" % ", ".join(bridges))
-        if checks["dmabuf_enable"] is not None:
-            supported = bool(peer.get("dma_buf"))
-            if bool(checks["dmabuf_enable"]) != supported:
-                out.add("dmabuf", "NCCL_DMABUF_ENABLE", "%d (dma-buf %ssupported)" % (supported, "" if supported else "not "),
+        if checks["dmabuf_enable"] is not None and "dma_buf" in peer:
+            wanted = _nccl.dmabuf_enable(peer)       # the decision nccl_env writes
+            if int(bool(checks["dmabuf_enable"])) != wanted:
+                why = "dma-buf %ssupported%s" % ("" if peer.get("dma_buf") else "not ",
+                                                 ", %s loaded" % ", ".join(peer["modules_loaded"])
+                                                 if peer.get("modules_loaded") else "")
+                out.add("dmabuf", "NCCL_DMABUF_ENABLE", "%d (%s)" % (wanted, why),
                         "%d" % bool(checks["dmabuf_enable"]))
     if not nccl:
         return

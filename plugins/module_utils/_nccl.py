@@ -191,6 +191,17 @@ def traffic_class(dscp, ecn=0):
 GDR_LEVELS = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS")
 
 
+def dmabuf_enable(peer_memory):
+    """NCCL_DMABUF_ENABLE for a node from its peer-memory state (``_gdr_readiness.peer_memory_state``,
+    the one decision on dma-buf support: NVIDIA open kernel module on Linux >= 5.12): 1 when the
+    node supports dma-buf and no peer-memory module (nvidia_peermem) is loaded, else 0 (NCCL then
+    registers GPU memory through peer memory, or not at all)."""
+    if not isinstance(peer_memory, dict) or "dma_buf" not in peer_memory:
+        raise NcclError("peer_memory must be the peer_memory of rdma.fabric.gdr_readiness "
+                        "(dma_buf, modules_loaded), got %r" % (peer_memory,))
+    return 1 if peer_memory.get("dma_buf") and not peer_memory.get("modules_loaded") else 0
+
+
 def gdr_level(value):
     """Validate NCCL_NET_GDR_LEVEL; return it as NCCL reads it (a name or a decimal integer)."""
     if isinstance(value, bool):

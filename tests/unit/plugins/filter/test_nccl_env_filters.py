@@ -267,3 +267,46 @@ def test_fleet_leaves_out_hosts_without_rails(facts):
 def test_filter_names():
     assert sorted(F.FilterModule().filters()) == ["nccl_env_config_errors", "nccl_env_fleet", "nccl_env_node",
                                                   "nccl_env_verify_errors"]
+
+
+# ------------------------------------------------------------------ NCCL_DMABUF_ENABLE
+def _gdr(release, open_module, loaded):
+    """ansible_facts.gdr's peer_memory as gdr_readiness decides it (the one dma-buf decision)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness
+    return {"peer_memory": _gdr_readiness.peer_memory_state(set(loaded), open_module, release)}
+
+
+@pytest.mark.parametrize("release, open_module, loaded, expected", [
+    ("6.8.0-45-generic", True, [], 1),                     # open module on >= 5.12, no peer memory
+    ("6.8.0-45-generic", True, ["nvidia_peermem"], 0),     # peer memory present: NCCL uses it
+    ("5.11.0-27-generic", True, [], 0),                    # kernel too old for dma-buf
+    ("6.8.0-45-generic", False, [], 0),                    # proprietary module: no dma-buf
+    ("5.12.0", True, [], 1),
+])
+def test_node_dmabuf_enable_from_the_gdr_facts(facts, release, open_module, loaded, expected):
+    node = F.node(facts, config(), "gpu1", _gdr(release, open_module, loaded))
+    assert node["errors"] == []
+    assert node["settings"]["NCCL_DMABUF_ENABLE"] == expected
+    assert "NCCL_DMABUF_ENABLE=%d\n" % expected in node["text"]
+
+
+def test_node_dmabuf_unset_or_without_gdr_facts(facts):
+    gdr = _gdr("6.8.0-45-generic", True, [])
+    assert "NCCL_DMABUF_ENABLE" not in F.node(facts, config(nccl_env_dmabuf_enable="unset"), "gpu1", gdr)["settings"]
+    node = F.node(facts, config(), "gpu1")
+    assert "NCCL_DMABUF_ENABLE" not in node["settings"]
+    assert [n for n in node["notes"] if "NCCL_DMABUF_ENABLE is left out" in n]
+    assert F.config_errors(config(nccl_env_dmabuf_enable="yes")) == [
+        "nccl_env_dmabuf_enable must be one of auto, unset, got 'yes'"]
+    errors = F.config_errors(config(nccl_env_extra={"NCCL_DMABUF_ENABLE": 1}))
+    assert len(errors) == 1 and "nccl_env_dmabuf_enable" in errors[0]
+
+
+def test_node_dmabuf_and_the_health_check_agree(facts):
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health
+    for loaded in ([], ["nvidia_peermem"]):
+        gdr = _gdr("6.8.0-45-generic", True, loaded)
+        value = F.node(facts, config(), "gpu1", gdr)["settings"]["NCCL_DMABUF_ENABLE"]
+        obs = {"facts": {"devices": {}}, "gdr": dict(gdr, gpu_count=1, gpus=[])}
+        assert [f["check"] for f in _health.judge(obs, {"dmabuf_enable": value})] == []
+        assert [f["check"] for f in _health.judge(obs, {"dmabuf_enable": 1 - value})] == ["dmabuf"]

@@ -158,8 +158,12 @@ def test_gpudirect_peer_memory_acs_and_dmabuf():
     assert found(obs) == [("gdr", "GPU0 -> mlx5_0 ACS", "error")]
     obs["gdr"] = _gdr(dma_buf=False)
     assert found(obs, {"dmabuf_enable": 1}) == [("dmabuf", "NCCL_DMABUF_ENABLE", "warning")]
-    obs["gdr"] = _gdr(dma_buf=True)
+    obs["gdr"] = _gdr(dma_buf=True)          # nvidia_peermem loaded: nccl_env sets 0
+    assert found(obs, {"dmabuf_enable": 1}) == [("dmabuf", "NCCL_DMABUF_ENABLE", "warning")]
+    assert found(obs, {"dmabuf_enable": 0}) == []
+    obs["gdr"]["peer_memory"] = {"method": "dma_buf", "modules_loaded": [], "dma_buf": True}
     assert found(obs, {"dmabuf_enable": 1}) == []
+    assert found(obs, {"dmabuf_enable": 0}) == [("dmabuf", "NCCL_DMABUF_ENABLE", "warning")]
 
 
 def _hca(name, index, used=True, enabled=True):

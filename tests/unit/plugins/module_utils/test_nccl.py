@@ -216,3 +216,12 @@ def test_render_conf_rejects_unknown_name():
 
 def test_render_empty():
     assert _nccl.render_conf({}) == ""
+
+
+def test_dmabuf_enable_decision_and_bad_input():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+    assert _nccl.dmabuf_enable({"dma_buf": True, "modules_loaded": []}) == 1
+    assert _nccl.dmabuf_enable({"dma_buf": True, "modules_loaded": ["nvidia_peermem"]}) == 0
+    assert _nccl.dmabuf_enable({"dma_buf": False, "modules_loaded": []}) == 0
+    with pytest.raises(_nccl.NcclError, match="peer_memory"):
+        _nccl.dmabuf_enable({"method": None})
