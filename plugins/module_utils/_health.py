@@ -552,8 +552,8 @@ def _lossless(out, facts, lossless, checks):
                 add("ETS priority %d" % prio, "%s (host)" % _ets_text(mine),
                     "the switch sends no %s" % ("priority groups" if cee else "ETS-CFG TLV"), "ets",
                     "advertise ETS from the switch port (DCBX ETS configuration)")
-            elif other is not None and (mine[0] != other[0] or (mine[1] is not None and other[1] is not None
-                                                               and mine[1] != other[1])):
+            elif other is not None and (mine[0] != other[0] or (
+                    mine[1] is not None and other[1] is not None and mine[1] != other[1])):
                 add("ETS priority %d" % prio, "%s (host)" % _ets_text(mine), "switch: %s" % _ets_text(other), "ets",
                     "give the lossless priority the same class on both ends: its TSA and bandwidth share on the "
                     "switch port, or on the host (mlnx_qos -i %s --tsa ... --tcbw ...)" % netdev)

@@ -55,7 +55,8 @@ QOS_ROCE = _qos("MQ-MOCK-B-ROCE")
 QOS_FW = _qos("MQ-MOCK-A-DEFAULT")
 
 
-def raw_lldp(peer=IEEE_SWITCH, local=IEEE_SWITCH, qos=QOS_ROCE, admin="rxtx"):
+def raw_lldp(peer=IEEE_SWITCH, local=IEEE_SWITCH, qos=None, admin="rxtx"):
+    qos = QOS_ROCE if qos is None else qos
     return {"interfaces": {"eth0": {"peer": peer, "local": local, "admin_status": admin, "mlnx_qos": qos}}}
 
 
@@ -64,7 +65,7 @@ def judged(lldp, checks=None):
     errors = []
     obs["lossless"] = _health_read.derive_lossless(lldp, errors)
     obs["facts"]["errors"] = errors
-    return [f for f in _health.judge(obs, checks)], obs
+    return _health.judge(obs, checks), obs
 
 
 def found(lldp, checks=None):
@@ -154,8 +155,8 @@ def test_real_brocade_cee_switch_disagrees_on_pfc_and_ets():
 def test_dcbx_version_mismatch():
     local_cee = _body("TAF-CEE-LOCAL", LAY)
     findings, _obs = judged(raw_lldp(local=local_cee))
-    assert ("lossless_agreement", "eth0 DCBX", "error") in [(f["check"], f["subject"], f["severity"])
-                                                           for f in findings]
+    triples = [(f["check"], f["subject"], f["severity"]) for f in findings]
+    assert ("lossless_agreement", "eth0 DCBX", "error") in triples
     assert [f["actual"] for f in findings if f["subject"] == "eth0 DCBX"] == ["host CEE, switch IEEE"]
 
 
