@@ -284,7 +284,7 @@ def _gdr(release, open_module, loaded):
     ("5.12.0", True, [], 1),
 ])
 def test_node_dmabuf_enable_from_the_gdr_facts(facts, release, open_module, loaded, expected):
-    node = F.node(facts, config(), "gpu1", _gdr(release, open_module, loaded))
+    node = F.node(facts, config(nccl_env_dmabuf_enable="auto"), "gpu1", _gdr(release, open_module, loaded))
     assert node["errors"] == []
     assert node["settings"]["NCCL_DMABUF_ENABLE"] == expected
     assert "NCCL_DMABUF_ENABLE=%d\n" % expected in node["text"]
@@ -293,7 +293,8 @@ def test_node_dmabuf_enable_from_the_gdr_facts(facts, release, open_module, load
 def test_node_dmabuf_unset_or_without_gdr_facts(facts):
     gdr = _gdr("6.8.0-45-generic", True, [])
     assert "NCCL_DMABUF_ENABLE" not in F.node(facts, config(nccl_env_dmabuf_enable="unset"), "gpu1", gdr)["settings"]
-    node = F.node(facts, config(), "gpu1")
+    assert "NCCL_DMABUF_ENABLE" not in F.node(facts, config(), "gpu1", gdr)["settings"]     # the default
+    node = F.node(facts, config(nccl_env_dmabuf_enable="auto"), "gpu1")
     assert "NCCL_DMABUF_ENABLE" not in node["settings"]
     assert [n for n in node["notes"] if "NCCL_DMABUF_ENABLE is left out" in n]
     assert F.config_errors(config(nccl_env_dmabuf_enable="yes")) == [
@@ -306,7 +307,7 @@ def test_node_dmabuf_and_the_health_check_agree(facts):
     from ansible_collections.rdma.fabric.plugins.module_utils import _health
     for loaded in ([], ["nvidia_peermem"]):
         gdr = _gdr("6.8.0-45-generic", True, loaded)
-        value = F.node(facts, config(), "gpu1", gdr)["settings"]["NCCL_DMABUF_ENABLE"]
+        value = F.node(facts, config(nccl_env_dmabuf_enable="auto"), "gpu1", gdr)["settings"]["NCCL_DMABUF_ENABLE"]
         obs = {"facts": {"devices": {}}, "gdr": dict(gdr, gpu_count=1, gpus=[])}
         assert [f["check"] for f in _health.judge(obs, {"dmabuf_enable": value})] == []
         assert [f["check"] for f in _health.judge(obs, {"dmabuf_enable": 1 - value})] == ["dmabuf"]
