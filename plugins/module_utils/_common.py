@@ -19,6 +19,12 @@ import os
 C_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
 
 
+class PlanError(ValueError):
+    """A role's inputs that cannot be planned (a variable, or facts of the wrong shape); the
+    message names the variable and the value. The roles' filters raise it as
+    AnsibleFilterError, state_check reports it as the area's config record."""
+
+
 class ToolError(Exception):
     """A tool was missing or failed; carries what an operator needs to see."""
 

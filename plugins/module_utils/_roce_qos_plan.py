@@ -1,0 +1,244 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the rdma.fabric.roce_qos role sets, decided from the node's rdma_facts and the role's
+settings: the variable checks, the ports, each module's config and the boot applier's state
+file. Pure functions with no host I/O; the role's filters (on the controller) and state_check
+(the drift check, on the node) both run them. Errors are PlanError (the filters make them
+AnsibleFilterError with the same message)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
+from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError, check_name, sysfs_root
+
+ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
+# What rdma-fabric-roce-qos-apply accepts on a state line (it refuses any other character).
+STATE_LINE_RE = re.compile(r"[A-Za-z0-9_.:@-]+ (?:mlnx_qos|sysfs) [A-Za-z0-9_.,:=/@ -]+")
+LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
+
+
+def _setting(settings, name, default=None):
+    return settings.get(name, default)
+
+
+def tos_of(settings):
+    """The default ToS: roce_qos_default_tos, or the RoCE DSCP << 2 | the ECN bits."""
+    if settings.get("default_tos") is not None:
+        return settings["default_tos"]
+    # RoCE v2 data packets carry ECT(0) in the ECN bits of the ToS byte (RFC 3168).
+    return _dscp.tos(settings["roce_dscp"], settings.get("tos_ecn") or "ect0")
+
+
+def mlnx_qos_config(settings):
+    config = {
+        "trust": settings["trust"], "pfc": settings["pfc_priorities"],
+        "dscp2prio": [{"dscp": settings["roce_dscp"], "priority": settings["lossless_priority"]},
+                      {"dscp": settings["cnp_dscp"], "priority": settings["cnp_priority"]}]
+        + list(settings.get("dscp2prio_extra") or []),
+        "prio_tc": settings["prio_tc"], "tsa": settings["tsa"], "tcbw": settings["tcbw"],
+    }
+    for key in ("buffer_size", "prio2buffer", "cable_len"):
+        if settings.get(key) is not None:
+            config[key] = settings[key]
+    return config
+
+
+def dcqcn_config(settings):
+    np_params = {"cnp_dscp": settings["cnp_dscp"], "cnp_802p_prio": settings["cnp_priority"]}
+    np_params.update(settings.get("dcqcn_np_params") or {})
+    config = {"np": {"enabled_priorities": settings["dcqcn_priorities"], "params": np_params},
+              "rp": {"enabled_priorities": settings["dcqcn_priorities"],
+                     "params": dict(settings.get("dcqcn_rp_params") or {})},
+              "roce_tos": tos_of(settings)}
+    if settings.get("rdma_cm_tos"):
+        config["rdma_cm_tos"] = tos_of(settings)
+    return config
+
+
+def lldp_config(settings):
+    return {"admin_status": "rxtx",
+            "pfc": {"willing": bool(settings.get("lldp_willing")), "enabled": settings["pfc_priorities"],
+                    "enable_tx": True},
+            "app": [dict(LLDP_APP_ROCE, priority=settings["lossless_priority"])],
+            # advertise the APP TLV so the switch learns RoCE's priority
+            "app_enable_tx": True}
+
+
+def _check(errors, function, *args):
+    try:
+        return function(*args)
+    except (V.ValidationError, ValueError, TypeError, KeyError) as exc:
+        errors.append(getattr(exc, "msg", None) or str(exc))
+        return None
+
+
+def _dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio):
+    """A DSCP the role's variables send to two priorities (mlnx_qos refuses such a map, and as
+    DSCP APP entries of lldp_dcb it would advertise two priorities for one DSCP): each message
+    names both variables. Values already refused elsewhere (None) are skipped."""
+    sources = []
+    if roce_dscp is not None and lossless is not None:
+        sources.append(("roce_qos_roce_dscp", roce_dscp, "roce_qos_lossless_priority", lossless))
+    if cnp_dscp is not None and cnp_prio is not None:
+        sources.append(("roce_qos_cnp_dscp", cnp_dscp, "roce_qos_cnp_priority", cnp_prio))
+    extra = settings.get("dscp2prio_extra") or []
+    for index, entry in enumerate(extra if isinstance(extra, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        try:
+            dscp = V.dscp("roce_qos_dscp2prio_extra[%d].dscp" % index, entry.get("dscp"))
+            prio = V.priority("roce_qos_dscp2prio_extra[%d].priority" % index, entry.get("priority"))
+        except (V.ValidationError, ValueError, TypeError):
+            continue            # the modules' normaliser names it
+        name = "roce_qos_dscp2prio_extra[%d]" % index
+        sources.append((name + ".dscp", dscp, name + ".priority", prio))
+    errors, seen = [], {}
+    for name, dscp, prio_name, prio in sources:
+        if dscp in seen:
+            first, first_prio_name, first_prio = seen[dscp]
+            if name.startswith("roce_qos_dscp2prio_extra") and not first.startswith("roce_qos_dscp2prio_extra"):
+                continue        # "moves roce_qos_roce_dscp/cnp_dscp" below names both
+            if first_prio != prio:
+                errors.append("%s=%s and %s=%s send DSCP %s to two priorities (%s=%s, %s=%s): mlnx_qos and an "
+                              "LLDP DSCP APP entry take one priority per DSCP; use another DSCP for one of them"
+                              % (first, dscp, name, dscp, dscp, first_prio_name, first_prio, prio_name, prio))
+            elif name.startswith("roce_qos_dscp2prio_extra") and first.startswith("roce_qos_dscp2prio_extra"):
+                errors.append("%s=%s and %s=%s map DSCP %s twice: give it once"
+                              % (first, dscp, name, dscp, dscp))
+            continue
+        seen[dscp] = (name, prio_name, prio)
+    return errors
+
+
+def config_errors(settings):
+    """Every problem of the role's variables; [] when they are good."""
+    if not isinstance(settings, dict):
+        raise PlanError("roce_qos_config_errors: expected the role's settings dict, got %r"
+                                 % type(settings).__name__)
+    errors = []
+    lossless = _check(errors, V.priority, "roce_qos_lossless_priority", settings.get("lossless_priority"))
+    cnp_prio = _check(errors, V.priority, "roce_qos_cnp_priority", settings.get("cnp_priority"))
+    roce_dscp = _check(errors, V.dscp, "roce_qos_roce_dscp", settings.get("roce_dscp"))
+    cnp_dscp = _check(errors, V.dscp, "roce_qos_cnp_dscp", settings.get("cnp_dscp"))
+    pfc = _check(errors, V.priority_list, "roce_qos_pfc_priorities", settings.get("pfc_priorities"))
+    dcqcn = _check(errors, V.priority_list, "roce_qos_dcqcn_priorities", settings.get("dcqcn_priorities"))
+    for index, name in enumerate(settings.get("interfaces") or []):
+        _check(errors, check_name, "roce_qos_interfaces[%d]" % index, name)
+    if settings.get("tos_ecn") not in (None,) + ECN_CHOICES:
+        errors.append("roce_qos_tos_ecn=%r: must be one of %s" % (settings.get("tos_ecn"), ", ".join(ECN_CHOICES)))
+    tos = settings.get("default_tos")
+    if tos is not None:
+        tos = _check(errors, V.int_in_range, "roce_qos_default_tos", tos, 0, 255, "ToS")
+        mismatch = None if tos is None or roce_dscp is None else \
+            _dscp.tos_mismatch(tos, roce_dscp, "roce_qos_default_tos", "roce_qos_roce_dscp")
+        if mismatch:
+            errors.append(mismatch + ": RDMA traffic would leave the lossless class; fix it or leave "
+                          "roce_qos_default_tos null to derive it")
+    nccl_dscp = settings.get("nccl_roce_dscp")
+    if nccl_dscp is not None and roce_dscp is not None and str(nccl_dscp) != str(roce_dscp):
+        errors.append("nccl_env_roce_dscp=%s and roce_qos_roce_dscp=%s differ: NCCL would send on a DSCP the QoS "
+                      "does not make lossless; use one DSCP" % (nccl_dscp, roce_dscp))
+    if lossless is not None and pfc is not None and lossless not in pfc:
+        errors.append("roce_qos_lossless_priority=%d has no PFC: add it to roce_qos_pfc_priorities=%s"
+                      % (lossless, pfc))
+    if lossless is not None and dcqcn is not None and lossless not in dcqcn:
+        errors.append("roce_qos_lossless_priority=%d has no DCQCN: add it to roce_qos_dcqcn_priorities=%s"
+                      % (lossless, dcqcn))
+    for index, extra in enumerate(settings.get("dscp2prio_extra") or []):
+        dscp = extra.get("dscp") if isinstance(extra, dict) else None
+        for name, value in (("roce_qos_roce_dscp", roce_dscp), ("roce_qos_cnp_dscp", cnp_dscp)):
+            if value is not None and dscp is not None and str(dscp) == str(value):
+                errors.append("roce_qos_dscp2prio_extra[%d].dscp=%s moves %s=%s: the role maps that DSCP itself"
+                              % (index, dscp, name, value))
+    errors.extend(_dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio))
+    np_params = settings.get("dcqcn_np_params") or {}
+    for key, name, value in (("cnp_dscp", "roce_qos_cnp_dscp", cnp_dscp), ("cnp_802p_prio", "roce_qos_cnp_priority",
+                                                                           cnp_prio)):
+        if key in np_params and value is not None and str(np_params[key]) != str(value):
+            errors.append("roce_qos_dcqcn_np_params.%s=%s contradicts %s=%s: set it once, in %s"
+                          % (key, np_params[key], name, value, name))
+    tsa, prio_tc = settings.get("tsa"), settings.get("prio_tc")
+    if errors:
+        return errors
+    # The modules' own normalisers: what mlnx_qos, dcqcn and lldp_dcb would refuse.
+    mlnx = _check(errors, _mlnx_qos.normalize_want, mlnx_qos_config(settings), "roce_qos (mlnx_qos)")
+    _check(errors, _dcqcn.normalize_want, dcqcn_config(settings), "(interface)", "(device)", "roce_qos (dcqcn)")
+    if settings.get("lldp"):
+        _check(errors, _lldp_dcb.normalize_want, lldp_config(settings), "roce_qos (lldp_dcb)")
+    if mlnx and isinstance(tsa, list) and isinstance(prio_tc, list) and len(tsa) == 8 and len(prio_tc) == 8:
+        if tsa[prio_tc[lossless]] != "ets":
+            errors.append("roce_qos_tsa=%s: TC%d of the lossless priority %d (roce_qos_prio_tc=%s) must be ets"
+                          % (tsa, prio_tc[lossless], lossless, prio_tc))
+    if settings.get("buffer_size") is not None and settings.get("prio2buffer") is None:
+        errors.append("roce_qos_buffer_size is set but roce_qos_prio2buffer is not: the PFC priorities' buffers "
+                      "cannot be checked; set both")
+    return [e.replace("roce_qos (mlnx_qos).", "roce_qos (mlnx_qos) ") for e in errors]
+
+
+def roce_ports(facts, interfaces=None):
+    """``[{netdev, device, port}]``: the RoCE (Ethernet link layer) ports with a netdev."""
+    found = []
+    for name in facts.get("device_names") or []:
+        for port in facts["devices"][name]["ports"]:
+            if port.get("link_layer") == "Ethernet" and port.get("netdev"):
+                found.append({"netdev": port["netdev"], "device": name, "port": port["port"]})
+    if interfaces:
+        unknown = [i for i in interfaces if i not in [p["netdev"] for p in found]]
+        if unknown:
+            raise PlanError(
+                "roce_qos_interfaces: %s %s not a RoCE port of this node; RoCE ports found: %s"
+                % (", ".join(unknown), "is" if len(unknown) == 1 else "are",
+                   ", ".join(p["netdev"] for p in found) or "none"))
+        found = [p for p in found if p["netdev"] in interfaces]
+    return found
+
+
+def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
+    """The applier's state file: ``IFNAME mlnx_qos ARGV...`` and ``IFNAME sysfs PATH=VALUE``
+    lines, rendered from scratch by the modules' planners (what ``state: rendered`` gives).
+    The planners build paths under this process's sysfs root; the file holds the node's
+    (``node_sysfs``, which rdma_facts reports)."""
+    local = sysfs_root()
+    lines = ["# rdma.fabric.roce_qos desired state, written by Ansible; applied at boot by",
+             "# rdma-fabric-roce-qos-apply. One line per command: IFNAME mlnx_qos ARGV | IFNAME sysfs PATH=VALUE"]
+    for port, mlnx_entry, dcqcn_entry in zip(ports, mlnx, dcqcn):
+        netdev = port["netdev"]
+        want = _mlnx_qos.normalize_want(mlnx_entry)
+        for argv in _mlnx_qos.plan_commands(want, None, "merged", netdev):
+            lines.append("%s mlnx_qos %s" % (netdev, " ".join(argv[1:])))
+        config = dict((k, v) for k, v in dcqcn_entry.items() if k not in ("interface", "rdma_device", "port"))
+        dwant = _dcqcn.normalize_want(config, netdev, port["device"])
+        for path, value in _dcqcn.plan_writes(dwant, None, "merged", netdev, port["device"], port["port"]):
+            if node_sysfs != local and path.startswith(local.rstrip("/") + "/"):
+                path = node_sysfs.rstrip("/") + path[len(local.rstrip("/")):]
+            lines.append("%s sysfs %s" % (netdev, _dcqcn.write_string((path, value))))
+    for line in lines[2:]:
+        if not STATE_LINE_RE.fullmatch(line):
+            raise PlanError("roce_qos: the boot-time state line %r holds characters the applier refuses "
+                                     "(it never expands them into an argv)" % (line,))
+    return "\n".join(lines) + "\n"
+
+
+def roce_qos_config(facts, settings):
+    """The ports and each module's config list, plus the applier's state file text."""
+    if not isinstance(facts, dict) or "devices" not in facts:
+        raise PlanError("roce_qos_config: the input must be ansible_facts.rdma (rdma.fabric.rdma_facts)")
+    errors = config_errors(settings)
+    if errors:
+        raise PlanError("roce_qos: " + "; ".join(errors))
+    ports = roce_ports(facts, settings.get("interfaces"))
+    mlnx, dcqcn, lldp = mlnx_qos_config(settings), dcqcn_config(settings), lldp_config(settings)
+    result = {
+        "ports": ports,
+        "mlnx_qos": [dict(mlnx, interface=p["netdev"]) for p in ports],
+        "dcqcn": [dict(dcqcn, interface=p["netdev"], rdma_device=p["device"], port=p["port"]) for p in ports],
+        "lldp": [dict(lldp, interface=p["netdev"]) for p in ports],
+    }
+    result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"], facts.get("sysfs_root") or "/sys")
+    return result
