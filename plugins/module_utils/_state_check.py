@@ -123,3 +123,21 @@ def gather_facts(module, wanted):
         except Exception as exc:
             errors["sm_info"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
     return facts, errors
+
+
+def check_areas(module, host, specs, facts, facts_errors):
+    """The drift check of the areas planned on this node (``_drift_areas.NODE_AREAS``), in the
+    call that read their facts: each area's inputs from its spec and the facts, its resources
+    checked, and the records judged. ``{drift_records, checked}``; a reader that failed makes
+    the host a record of its own, never "no drift"."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    needed = A.readers(specs)
+    failed = dict((k, v) for k, v in (facts_errors or {}).items() if k in needed)
+    if failed:
+        why = "; ".join("%s: %s" % kv for kv in sorted(failed.items()))
+        return {"drift_records": [A.host_record(host, "gather failed: %s" % why)], "checked": sorted(specs)}
+    inputs = [A.plan_inputs(area, specs[area], facts, host) for area in A.NODE_AREAS if area in specs]
+    requests, records = A.requests_of(inputs, host)
+    entries = check_all(module, [A.module_request(r) for r in requests])
+    records.extend(A.judge(host, requests, entries))
+    return {"drift_records": records, "checked": [area for area in A.NODE_AREAS if area in specs]}

@@ -28,6 +28,22 @@ options:
         takes C(gdr_level) (M(rdma.fabric.gdr_readiness)), C(sm_info) takes C(ca), C(port),
         C(timeout) (M(rdma.fabric.sm_info)).
     type: dict
+  areas:
+    description:
+      - The drift check's areas planned on the node (V(roce_qos), V(nccl_env), V(gpudirect)), each
+        with its spec (C(__ROLE_drift_spec) of the role's vars, rendered on the controller; it
+        holds no facts). The module reads the facts these areas need, decides what each role
+        would set with the roles' own planners, checks it and returns one record per drifted
+        setting as RV(drift_records): the whole check in one call.
+      - Used by M(rdma.fabric.drift_check); the specs are internal to the collection.
+    type: dict
+  host:
+    description: The host name the records of O(areas) carry.
+    type: str
+  return_facts:
+    description: Return what the readers read as RV(facts). M(rdma.fabric.drift_check) needs only the records.
+    type: bool
+    default: true
   resources:
     description: The resources to check.
     type: list
@@ -103,6 +119,18 @@ facts_errors:
   description: Per reader of O(facts) that failed, its error.
   returned: always
   type: dict
+drift_records:
+  description:
+    - With O(areas), one record C({host, area, object, setting, expected, actual}) per drifted
+      setting, per area that could not be planned (C(setting=config)) and per reader that failed.
+  returned: when O(areas) is given
+  type: list
+  elements: dict
+checked:
+  description: With O(areas), the areas checked.
+  returned: when O(areas) is given
+  type: list
+  elements: str
 results:
   description:
     - One entry per O(resources) entry, in order, with C(area), C(resource), C(name),
@@ -114,25 +142,37 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, gather_facts
+from ansible_collections.rdma.fabric.plugins.module_utils._drift_areas import NODE_AREAS, readers
+from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, check_areas, gather_facts
 
 
 def argument_spec():
-    return dict(facts=dict(type="dict"), resources=dict(type="list", elements="dict", default=[], options=dict(
+    resource = dict(
         resource=dict(type="str", required=True, choices=sorted(RESOURCES)),
         name=dict(type="str"),
         area=dict(type="str"),
         state=dict(type="str", default="merged"),
         config=dict(type="raw"),
         options=dict(type="dict"),
-    )))
+    )
+    return dict(facts=dict(type="dict"), areas=dict(type="dict"), host=dict(type="str"),
+                return_facts=dict(type="bool", default=True),
+                resources=dict(type="list", elements="dict", default=[], options=resource))
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    facts, errors = gather_facts(module, module.params["facts"])
-    module.exit_json(changed=False, facts=facts, facts_errors=errors,
-                     results=check_all(module, module.params["resources"]))
+    areas = dict((k, v) for k, v in (module.params["areas"] or {}).items() if v is not None)
+    unknown = sorted(set(areas) - set(NODE_AREAS))
+    if unknown:
+        module.fail_json(msg="areas: %s not planned on the node; one of %s" % (", ".join(unknown), ", ".join(NODE_AREAS)))
+    wanted = dict(readers(areas), **(module.params["facts"] or {}))
+    facts, errors = gather_facts(module, wanted)
+    out = dict(changed=False, facts=facts if module.params["return_facts"] else {}, facts_errors=errors,
+               results=check_all(module, module.params["resources"]))
+    if areas:
+        out.update(check_areas(module, module.params["host"] or "localhost", areas, facts, errors))
+    module.exit_json(**out)
 
 
 if __name__ == "__main__":

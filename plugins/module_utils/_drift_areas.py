@@ -1,10 +1,18 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drift check's areas, on the controller. Each role's ``tasks/drift_inputs.yml``
-computes, with the role's own filters and templates and the node's facts (read once by
-``state_check``), what the role would set; ``AREAS[area](inputs, host)`` turns that into the
-resource checks to run in the second ``state_check`` call.
+"""The drift check's areas. An area's *inputs* are what its role would set on this node:
+
+- planned on the node (roce_qos, nccl_env, gpudirect): the controller sends the area's *spec*
+  (the role's settings and rendered files, ``__ROLE_drift_spec`` in the role's vars, with no
+  facts in it), and ``state_check`` reads the facts, plans with the roles' own planners
+  (``_roce_qos_plan``, ``_nccl_env_plan``, ``_gpudirect_plan``: ``plan_inputs``), checks and
+  judges in the same call: one round trip;
+- computed on the controller (opensm: its files are rendered from the role's templates with the
+  port GUID read from the node): the role's ``tasks/drift_inputs.yml``.
+
+``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
+``judge(host, requests, entries)`` turns their results into records.
 
 A request is a ``state_check`` resource (its records are the smallest settings that differ
 between ``before`` and ``after``), or carries ``judge(host, result) -> records`` to read the
@@ -18,6 +26,10 @@ __metaclass__ = type
 
 def record(host, area, obj, setting, expected, actual):
     return {"host": host, "area": area, "object": obj, "setting": setting, "expected": expected, "actual": actual}
+
+
+def host_record(host, actual, setting="check"):
+    return {"host": host, "area": "host", "object": "", "setting": setting, "expected": "checked", "actual": actual}
 
 
 def _config_records(host, area, errors):
@@ -150,6 +162,8 @@ def opensm_requests(inputs, host):
     """The managed opensm.conf keys (secrets never printed), partitions, the drop-in and the
     service; from the fabric's SMs read once: exactly one MASTER, this SM in the state its
     role intends, at the intended priority."""
+    if inputs.get("errors"):
+        return [{"records": _config_records(host, "opensm", inputs["errors"])}]
     sm = inputs.get("sm")
     guid, role, priority = inputs["guid"], inputs["role"], int(inputs["priority"])
     judged = []
@@ -200,3 +214,117 @@ def opensm_requests(inputs, host):
 
 AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
          "opensm": opensm_requests}
+
+# The areas state_check plans on the node from a spec, and the facts each needs.
+NODE_AREAS = ("roce_qos", "nccl_env", "gpudirect")
+
+
+def readers(specs):
+    """The ``state_check`` facts the node-planned areas start from: rdma_facts (with the GIDs and
+    GPUs NCCL needs), gdr_readiness for gpudirect and for NCCL's dma-buf decision."""
+    wanted = {}
+    if "roce_qos" in specs or "nccl_env" in specs:
+        wanted["rdma_facts"] = {"gather_subset": ["devices", "gids", "gpus"] if "nccl_env" in specs else ["devices"]}
+    if "gpudirect" in specs or "nccl_env" in specs:
+        config = (specs.get("gpudirect") or {}).get("config") or {}
+        wanted["gdr_readiness"] = {"gdr_level": config.get("gpudirect_gdr_level") or "PXB"}
+    return wanted
+
+
+def _truthy(value):
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"))
+
+
+def fill_slots(text, slots, plan):
+    """A file rendered on the controller with a slot (``@NAME@``) where a value of the node's
+    plan goes (``{slot: plan key}``), filled from this node's plan; a list is joined by spaces,
+    as the templates join it."""
+    for slot, key in sorted((slots or {}).items()):
+        value = plan[key]
+        text = text.replace(slot, " ".join(value) if isinstance(value, (list, tuple)) else str(value))
+    return text
+
+
+def plan_inputs(area, spec, facts, host):
+    """An area's inputs (what its role would set) from the controller's ``spec`` and this
+    node's ``facts``, with the role's own planners. A PlanError is the area's config record."""
+    from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+    try:
+        if area == "roce_qos":
+            from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_plan
+            errors = _roce_qos_plan.config_errors(spec["settings"])
+            return dict(spec, area=area, errors=errors,
+                        plan=None if errors else _roce_qos_plan.roce_qos_config(facts["rdma"], spec["settings"]))
+        if area == "nccl_env":
+            from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_env_plan
+            errors = _nccl_env_plan.config_errors(spec["config"])
+            node = {"errors": [], "active": False} if errors else \
+                _nccl_env_plan.node(facts["rdma"], spec["config"], host, facts.get("gdr"))
+            return dict(spec, area=area, errors=errors, node=node)
+        if area == "gpudirect":
+            from ansible_collections.rdma.fabric.plugins.module_utils import _gpudirect_plan
+            config = spec["config"]
+            errors = _gpudirect_plan.config_errors(config)
+            if errors:
+                return dict(spec, area=area, errors=errors, plan={"errors": []}, files=[])
+            gdr = facts["gdr"]
+            plan = _gpudirect_plan.plan(gdr, config)
+            acs_files = [dict(f, content=fill_slots(f["content"], spec.get("slots"), plan))
+                         for f in spec.get("acs_files") or []]
+            files = (acs_files if plan["acs_install"] else []) + \
+                (plan["files"] if _truthy(config.get("gpudirect_peer_memory")) else [])
+            return dict(spec, area=area, errors=[], plan=plan, files=files,
+                        redirect_enabled=(gdr.get("acs") or {}).get("targets_redirect_enabled") or [])
+    except PlanError as exc:
+        return {"area": area, "errors": [str(exc)], "plan": {"errors": []}, "node": {"errors": []}}
+    raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))
+
+
+# Settings of a resource that shares objects (interfaces) with another in the same area carry
+# its name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
+PREFIX = {"lldp_dcb": "lldp."}
+
+
+def requests_of(inputs_list, host):
+    """``(requests, records)``: the resource checks of every area's inputs, and the records
+    judged from the inputs alone (config errors, facts)."""
+    requests, records = [], []
+    for item in inputs_list:
+        try:
+            for request in AREAS[item["area"]](item, host):
+                if request.get("records") is not None:      # judged from the facts alone
+                    records.extend(request["records"])
+                else:
+                    requests.append(request)
+        except (KeyError, TypeError, ValueError) as exc:
+            records.append(record(host, item.get("area"), "", "config", "valid", "%s: %s" % (type(exc).__name__, exc)))
+    return requests, records
+
+
+def judge(host, requests, entries):
+    """Records from ``state_check``'s result of each request (same order): a failed read is
+    a record; an area that reads the result itself (``judge``) does; otherwise every smallest
+    setting that differs between ``before`` and ``after``."""
+    from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
+    records = []
+    for request, entry in zip(requests, entries):
+        if entry["failed"]:
+            records.append(record(host, entry["area"], entry["name"], "read", "readable", entry["result"].get("msg")))
+            continue
+        if request.get("judge") is not None:
+            records.extend(request["judge"](host, entry["result"]))
+            continue
+        found = drift_records(host, entry["area"], module_objects(entry["result"]))
+        prefix = PREFIX.get(entry["resource"], "")
+        for item in found:
+            item["setting"] = prefix + item["setting"]
+        records.extend(found)
+    return records
+
+
+# What state_check takes of a request; the rest (judge, records) stays with the caller.
+MODULE_FIELDS = ("resource", "name", "area", "state", "config", "options")
+
+
+def module_request(request):
+    return dict((k, v) for k, v in request.items() if k in MODULE_FIELDS)
