@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""drift_check action: two state_check calls per host, records from the results, failures as records."""
+"""drift_check action: the controller-computed inputs (opensm) in the one state_check call, records from the results, failures as records."""
 from __future__ import absolute_import, division, print_function
 
 from unittest import mock

@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+"""The drift check planned on the node: an area's spec (from its role's vars) and the node's
+facts give the same plan as the role's filters; ACS files rendered with slots are filled to
+the same text as the role renders; the state_check side and the action's one call."""
+from __future__ import absolute_import, division, print_function
+
+import re
+from unittest import mock
+
+import jinja2
+import yaml
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils import _state_check
+
+FACTS = {"device_names": ["mlx5_0"], "devices": {
+    "mlx5_0": {"ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "eth2"}]}}}
+
+
+def _yaml(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def roce_settings(**override):
+    defaults = _yaml("roles/roce_qos/defaults/main.yml")
+    out = dict((k[len("roce_qos_"):], v) for k, v in defaults.items())
+    out["nccl_roce_dscp"] = None
+    out.update(override)
+    return out
+
+
+def roce_spec(**override):
+    return {"settings": roce_settings(**override), "lldp": False, "persist": True,
+            "state_file": "/var/lib/rdma-fabric/roce-qos/desired.conf",
+            "files": [{"path": "/usr/local/sbin/x", "content": "#!/bin/sh\n", "mode": "0755"}],
+            "units": [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]}
+
+
+def test_roce_qos_planned_on_the_node_is_the_role_filter_plan():
+    from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
+    inputs = A.plan_inputs("roce_qos", roce_spec(), {"rdma": FACTS}, "n1")
+    assert inputs["errors"] == []
+    assert inputs["plan"] == roce_qos_config(FACTS, roce_settings())
+    requests, records = A.requests_of([inputs], "n1")
+    assert records == []
+    assert [r["resource"] for r in requests] == ["mlnx_qos", "dcqcn", "node_files"]
+    files = requests[2]["config"]["files"]
+    assert files[0] == {"path": "/var/lib/rdma-fabric/roce-qos/desired.conf", "content": inputs["plan"]["state_file"]}
+
+
+def test_a_plan_error_on_the_node_is_the_areas_config_record_naming_the_variable():
+    inputs = A.plan_inputs("roce_qos", roce_spec(interfaces=["eth9"]), {"rdma": FACTS}, "n1")
+    requests, records = A.requests_of([inputs], "n1")
+    assert requests == []
+    assert len(records) == 1 and records[0]["area"] == "roce_qos" and records[0]["setting"] == "config"
+    assert "roce_qos_interfaces" in records[0]["actual"] and "eth9" in records[0]["actual"]
+
+
+def test_bad_variables_are_config_records_before_any_read():
+    inputs = A.plan_inputs("roce_qos", roce_spec(lossless_priority=9), {"rdma": FACTS}, "n1")
+    requests, records = A.requests_of([inputs], "n1")
+    assert requests == [] and records and all(r["setting"] == "config" for r in records)
+    assert any("9" in r["actual"] for r in records)
+
+
+def _acs_render(plan):
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader("roles/gpudirect/templates"), keep_trailing_newline=True)
+    return env.get_template("rdma-fabric-acs.sh.j2").render(__gpudirect_plan=plan, ansible_managed="managed")
+
+
+def test_acs_script_rendered_with_slots_and_filled_on_the_node_is_the_roles_text():
+    role_vars = _yaml("roles/gpudirect/vars/main.yml")
+    slot_plan, slots = role_vars["__gpudirect_slot_plan"], role_vars["__gpudirect_drift_spec"]["slots"]
+    real = {"acs_mask": "0034", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]}
+    filled = A.fill_slots(_acs_render(slot_plan), slots, real)
+    assert filled == _acs_render(real)
+    assert "0000:17:00.0 0000:18:02.0" in filled and "@RDMA_FABRIC" not in filled
+
+
+def test_every_plan_value_the_acs_templates_use_has_a_slot():
+    role_vars = _yaml("roles/gpudirect/vars/main.yml")
+    slots = role_vars["__gpudirect_drift_spec"]["slots"]
+    slot_plan = role_vars["__gpudirect_slot_plan"]
+    used = set()
+    for name in ("rdma-fabric-acs.sh.j2", "rdma-fabric-acs.service.j2"):
+        with open("roles/gpudirect/templates/" + name) as handle:
+            used |= set(re.findall(r"__gpudirect_plan\.(\w+)", handle.read()))
+    assert used and used <= set(slots.values()) and used <= set(slot_plan)
+    for slot, key in slots.items():
+        value = slot_plan[key]
+        assert slot in (value if isinstance(value, list) else [value])
+
+
+def test_readers_follow_the_areas():
+    assert A.readers({"roce_qos": {}}) == {"rdma_facts": {"gather_subset": ["devices"]}}
+    wanted = A.readers({"nccl_env": {}, "gpudirect": {"config": {"gpudirect_gdr_level": "PIX"}}})
+    assert wanted == {"rdma_facts": {"gather_subset": ["devices", "gids", "gpus"]},
+                      "gdr_readiness": {"gdr_level": "PIX"}}
+
+
+def test_check_areas_a_failed_reader_is_a_host_record_never_no_drift():
+    out = _state_check.check_areas(None, "n1", {"roce_qos": roce_spec()}, {}, {"rdma_facts": "ToolError: ibstat"})
+    assert out["drift_records"] == [A.host_record("n1", "gather failed: rdma_facts: ToolError: ibstat")]
+    # a reader no area needs does not count
+    with mock.patch.object(_state_check, "check_all", return_value=[]):
+        out = _state_check.check_areas(None, "n1", {"roce_qos": dict(roce_spec(), persist=False)},
+                                       {"rdma": {"device_names": [], "devices": {}}}, {"sm_info": "x"})
+    assert out == {"drift_records": [], "checked": ["roce_qos"]}
+
+
+def test_check_areas_judges_the_results_on_the_node():
+    before = [{"interface": "eth2", "pfc": [], "trust": "dscp"}]
+    after = [{"interface": "eth2", "pfc": [3], "trust": "dscp"}]
+    entries = [{"area": "roce_qos", "resource": "mlnx_qos", "name": "mlnx_qos", "failed": False,
+                "result": {"before": before, "after": after}},
+               {"area": "roce_qos", "resource": "dcqcn", "name": "dcqcn", "failed": False,
+                "result": {"before": [], "after": []}}]
+    with mock.patch.object(_state_check, "check_all", return_value=entries) as check_all:
+        out = _state_check.check_areas(None, "n1", {"roce_qos": dict(roce_spec(), persist=False)}, {"rdma": FACTS}, {})
+    sent = check_all.call_args[0][1]
+    assert [r["resource"] for r in sent] == ["mlnx_qos", "dcqcn"]
+    assert all(set(r) <= set(A.MODULE_FIELDS) for r in sent)
+    assert out == {"checked": ["roce_qos"], "drift_records": [
+        {"host": "n1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []}]}
+
+
+def test_the_action_makes_one_call_with_the_specs_and_keeps_the_nodes_records():
+    from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
+    task = mock.MagicMock()
+    task.args = {"areas": {"roce_qos": roce_spec(), "nccl_env": None}, "inputs": [None]}
+    task.async_val = 0
+    plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+    calls = []
+    record = {"host": "gpu 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []}
+
+    def execute(module_name, module_args=None, task_vars=None, **kwargs):
+        calls.append((module_name, module_args))
+        return {"results": [], "drift_records": [record], "checked": ["roce_qos"]}
+    plugin._execute_module = execute
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        result = plugin.run(task_vars={"inventory_hostname": "gpu 1"})
+    assert len(calls) == 1 and calls[0][0] == "rdma.fabric.state_check"
+    args = calls[0][1]
+    assert args["areas"] == {"roce_qos": roce_spec()} and args["host"] == "gpu 1" and args["return_facts"] is False
+    assert result["drift_records"] == [record] and result["checked"] == ["roce_qos"]
