@@ -16,6 +16,8 @@ import math
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils._opensm_plan import (  # noqa: F401 (filters)
+    FAMILY_MARKERS, conf_value, os_family, select_port, sm_priority, usable_ib_ports)
 
 PKEY_MIN = 0x0001
 PKEY_MAX = 0x7FFF
@@ -38,54 +40,6 @@ def ibstat_ports(text):
     {ca, port, state, physical_state, rate, base_lid, lmc, sm_lid, capability_mask, port_guid,
     link_layer}; ValueError naming the line when the text is not ibstat's layout."""
     return _ibstat.port_list(text)
-
-
-def usable_ib_ports(ports):
-    """InfiniBand ports whose link is up. Before any SM runs a port stays 'Initializing' with
-    physical state LinkUp, so the physical state decides, not the logical one."""
-    out = []
-    for port in ports:
-        if port.get("link_layer") not in ("InfiniBand", "IB"):
-            continue
-        if not str(port.get("physical_state", "")).startswith("LinkUp"):
-            continue
-        out.append(port)
-    return out
-
-
-def select_port(ports, guid="", ca="", port=None):
-    """The port OpenSM binds to: the one with ``guid`` if given, else the first usable
-    InfiniBand port (optionally on CA ``ca`` / port number ``port``).
-
-    Returns {"port": <port dict>} or {"error": <message naming what was looked for>}.
-    """
-    listed = ", ".join("%s/%s %s (%s, %s)" % (p.get("ca"), p.get("port"), p.get("port_guid"), p.get("link_layer"),
-                                              p.get("physical_state")) for p in ports) or "no ports"
-    if guid:
-        want = normalize_guid(guid)
-        for candidate in ports:
-            if candidate.get("port_guid") == want:
-                return {"port": candidate}
-        return {"error": "opensm_guid %s is not a port of this host; ibstat lists: %s" % (want, listed)}
-    for candidate in usable_ib_ports(ports):
-        if ca and candidate.get("ca") != ca:
-            continue
-        if port not in (None, "") and candidate.get("port") != int(port):
-            continue
-        return {"port": candidate}
-    where = "".join([" on CA %s" % ca if ca else "", " port %s" % port if port not in (None, "") else ""])
-    return {"error": "no InfiniBand port with the physical link up%s; set opensm_guid or check the link. "
-                     "ibstat lists: %s" % (where, listed)}
-
-
-def sm_priority(role, standby_rank=1, explicit=None, master_priority=14):
-    """Priority an SM gets: the explicit one, else master_priority for the master and
-    master_priority - rank for the rank-th standby (rank 1 is the first to take over)."""
-    if explicit is not None and explicit != "":
-        return int(explicit)
-    if role == "master":
-        return int(master_priority)
-    return int(master_priority) - int(standby_rank)
 
 
 def ha_errors(members, allow_equal_priority=False):
@@ -328,36 +282,6 @@ def extra_option_errors(extra):
             errors.append("%s=%s: holds a line break (or NUL), which would add lines to opensm.conf"
                           % (field, _shown(name, value)))
     return errors
-
-
-def conf_value(value):
-    """Python/YAML value -> opensm.conf text (TRUE/FALSE booleans, (null) for unset)."""
-    if value is None:
-        return "(null)"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    return str(value)
-
-
-# Files whose presence tells the OS family when facts were not gathered (the role's one read
-# stats them with everything else; no setup task).
-FAMILY_MARKERS = (("/etc/debian_version", "Debian"), ("/etc/redhat-release", "RedHat"))
-
-
-def os_family(gathered, facts_family=None):
-    """The OS family from the facts when gathered, else from the marker files in ``gathered``
-    (rdma.fabric.node_files state=gathered). Returns {"family": "Debian"|"RedHat"} or
-    {"error": <message naming what was seen>}."""
-    if facts_family:
-        if facts_family in ("Debian", "RedHat"):
-            return {"family": facts_family}
-        return {"error": "OS family %r is not supported by rdma.fabric.opensm (Debian or RedHat)" % (facts_family,)}
-    files = (gathered or {}).get("files") or {}
-    for path, family in FAMILY_MARKERS:
-        if (files.get(path) or {}).get("state") == "present":
-            return {"family": family}
-    return {"error": "cannot tell the OS family: none of %s exists on the node and facts were not gathered"
-                     % ", ".join(path for path, _family in FAMILY_MARKERS)}
 
 
 def read_spec(families, markers=(), binaries=()):

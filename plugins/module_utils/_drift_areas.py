@@ -216,7 +216,7 @@ AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_e
          "opensm": opensm_requests}
 
 # The areas state_check plans on the node from a spec, and the facts each needs.
-NODE_AREAS = ("roce_qos", "nccl_env", "gpudirect")
+NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect")
 
 
 def readers(specs):
@@ -228,6 +228,10 @@ def readers(specs):
     if "gpudirect" in specs or "nccl_env" in specs:
         config = (specs.get("gpudirect") or {}).get("config") or {}
         wanted["gdr_readiness"] = {"gdr_level": config.get("gpudirect_gdr_level") or "PXB"}
+    if "opensm" in specs:
+        spec = specs["opensm"] or {}
+        wanted["opensm"] = {"ibstat": not spec.get("guid")}
+        wanted["sm_info"] = {"environment": spec.get("query_environment") or {}}
     return wanted
 
 
@@ -275,9 +279,44 @@ def plan_inputs(area, spec, facts, host):
                 (plan["files"] if _truthy(config.get("gpudirect_peer_memory")) else [])
             return dict(spec, area=area, errors=[], plan=plan, files=files,
                         redirect_enabled=(gdr.get("acs") or {}).get("targets_redirect_enabled") or [])
+        if area == "opensm":
+            return opensm_inputs(spec, facts)
     except PlanError as exc:
         return {"area": area, "errors": [str(exc)], "plan": {"errors": []}, "node": {"errors": []}}
     raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))
+
+
+def opensm_inputs(spec, facts):
+    """OpenSM's inputs on an SM node: the OS family from its marker files, the port from
+    ``ibstat`` (unless the GUID is bound), the role's files with the slots filled, and the
+    fabric's SMs as read in the same call."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _opensm_plan
+    from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+    node = facts.get("opensm") or {}
+    choice = _opensm_plan.os_family(node.get("markers"), spec.get("facts_family") or None)
+    if "error" in choice:
+        raise PlanError(choice["error"])
+    family = spec["families"][choice["family"]]
+    guid = spec.get("guid")
+    if not guid:
+        port = _opensm_plan.select_port(node.get("ports") or [], "", spec.get("ca") or "", spec.get("ca_port"))
+        if "error" in port:
+            raise PlanError(port["error"])
+        guid = port["port"]["port_guid"]
+    values = {"guid": guid, "partitions_file": family["partitions_file"]}
+    slots = dict((slot, key) for key, slot in (spec.get("slots") or {}).items())
+
+    def fill(text):
+        return fill_slots(text, slots, values)
+    files = [{"path": family["config_file"], "content": fill(spec["config"]), "mode": "0600"},
+             {"path": family["partitions_file"], "content": fill(spec["partitions"]), "mode": "0644"},
+             {"path": family["dropin_file"], "content": fill(spec["dropins"][choice["family"]]), "mode": "0644"}]
+    if family.get("ports_file"):
+        files.append({"path": family["ports_file"], "content": fill(spec["ports"]), "mode": "0644"})
+    units = [{"name": family["service"], "enabled": bool(spec.get("service_enabled")),
+              "active": bool(spec.get("service_active"))}]
+    return {"area": "opensm", "files": files, "units": units, "config_file": family["config_file"],
+            "role": spec["role"], "guid": guid, "priority": spec["priority"], "sm": facts.get("sm")}
 
 
 # Settings of a resource that shares objects (interfaces) with another in the same area carry

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import check_resource
 
 
@@ -89,10 +91,28 @@ class _ReadOnce(object):
         return getattr(self._module, name)
 
 
+class _WithEnvironment(object):
+    """The module as one reader sees it: every command it runs gets ``environment`` on top of
+    the task's (``environ_update``)."""
+
+    def __init__(self, module, environment):
+        self._module = module
+        self._environment = dict((str(k), str(v)) for k, v in (environment or {}).items())
+
+    def run_command(self, args, **kwargs):
+        kwargs["environ_update"] = dict(kwargs.get("environ_update") or {}, **self._environment)
+        return self._module.run_command(args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
 def gather_facts(module, wanted):
     """The readers the areas' expected states start from, in the same call: ``rdma_facts``
     (``{gather_subset}``) as ``rdma``, ``gdr_readiness`` (``{gdr_level}``) as ``gdr``,
-    ``sm_info`` (``{ca, port, timeout}``) as ``sm`` (no SM answering is a state: no master).
+    ``opensm`` (``{ibstat}``: the OS family markers, and the ports when discovering) as
+    ``opensm``, ``sm_info`` (``{ca, port, timeout, environment}``) as ``sm`` (no SM answering
+    is a state: no master).
     Returns ``(facts, errors)``; a reader that fails is an error, not empty facts."""
     facts, errors = {}, {}
     wanted = wanted or {}
@@ -110,12 +130,27 @@ def gather_facts(module, wanted):
             facts["gdr"] = _gdr_readiness.derive(raw, (wanted["gdr_readiness"] or {}).get("gdr_level") or "PXB")
         except Exception as exc:
             errors["gdr_readiness"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
+    if "opensm" in wanted:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat, _opensm_plan
+        from ansible_collections.rdma.fabric.plugins.module_utils._common import run_tool
+        try:
+            # the OS family's marker files (stat only) and, to discover the port, ibstat
+            markers = dict((path, {"state": "present" if os.path.exists(path) else "absent"})
+                           for path, _family in _opensm_plan.FAMILY_MARKERS)
+            facts["opensm"] = {"markers": {"files": markers}}
+            if (wanted["opensm"] or {}).get("ibstat"):
+                facts["opensm"]["ports"] = _ibstat.port_list(run_tool(module, ["ibstat"])[1])
+        except Exception as exc:
+            errors["opensm"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
     if "sm_info" in wanted:
         from ansible_collections.rdma.fabric.plugins.module_utils import _sm_info
         from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
         args = wanted["sm_info"] or {}
         try:
-            facts["sm"] = _sm_info.gather(module, args.get("ca"), args.get("port"), args.get("timeout"))[0]
+            # sminfo asks the fabric from a port with no SM: its own environment
+            # (opensm_query_environment), the other readers keep the task's
+            reader = _WithEnvironment(module, args.get("environment")) if args.get("environment") else module
+            facts["sm"] = _sm_info.gather(reader, args.get("ca"), args.get("port"), args.get("timeout"))[0]
         except ToolError as exc:
             # no SM answered: that is the fabric's state (no MASTER), not a failed read
             facts["sm"] = {"master": None, "sm_ports": [], "master_count": 0, "standby_count": 0,

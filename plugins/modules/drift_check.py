@@ -17,35 +17,25 @@ description:
   - An action plugin. Per host it makes one M(rdma.fabric.state_check) call for every area and
     returns one record C({host, area, object, setting, expected, actual}) per smallest setting
     that differs. Nothing is written on the node.
-  - The areas of O(areas) (V(roce_qos), V(nccl_env), V(gpudirect)) are decided on the node, in
-    that same call: the controller renders each role's spec (its settings and files, with no
-    facts), and the node reads the facts and plans with the roles' own planners (the code the
-    roles' filters run), so a host costs one round trip.
-  - The areas of O(inputs) (V(opensm), whose files are rendered from the role's templates with
-    the port GUID the node reports) come from the roles' C(drift_inputs) tasks, computed on the
-    controller from an earlier read (O(gathered)); their resources go in the same call.
-  - A gather that fails, or a resource that cannot be read, is a record of its own (area
-    C(host), or the area with setting C(read)), never "no drift".
-  - Used by C(playbooks/drift_check.yml), where each role's C(drift_inputs) tasks give the
-    inputs; M(rdma.fabric.drift_report) writes the fleet's reports.
+  - Each area of O(areas) (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)) goes as its role's
+    spec: the role's settings and the files rendered from its templates on the controller,
+    with slots for what only the node knows (the port GUID, the OS family's paths, the ACS
+    bridges). The node reads the facts, decides with the roles' own planners (the code the
+    roles' filters run) what each role would set, checks it and judges it, in that same
+    call: one round trip per host.
+  - A reader that fails, or a resource that cannot be read, is a record of its own (area
+    C(host), or the area with setting C(read)); variables a role refuses are the area's
+    C(config) records. Never "no drift".
+  - Used by C(playbooks/drift_check.yml) (and C(site.yml), which converges only what it
+    finds); M(rdma.fabric.drift_report) writes the fleet's reports.
 options:
   areas:
     description:
-      - Area name to spec, for the areas planned on the node; the spec of each is its role's
-        C(__ROLE_drift_spec) variable (for example C(__roce_qos_drift_spec), exposed by an
-        C(import_role) of the role's C(drift_spec) tasks). Empty entries are ignored.
+      - Area name to spec; the spec of each is its role's C(__ROLE_drift_spec) variable (for
+        example C(__roce_qos_drift_spec)), exposed by an C(import_role) of the role's
+        C(drift_spec) tasks, which run nothing. Empty entries are ignored.
     type: dict
-  gathered:
-    description:
-      - The registered result of the M(rdma.fabric.state_check) read the O(inputs) came from
-        (its C(facts)). When that read failed the host gets one record (area C(host)) naming the error.
-    type: dict
-  inputs:
-    description:
-      - One dict per area computed on the controller, as the role's C(tasks/drift_inputs.yml) sets
-        it (C(__drift_input_opensm)); empty entries are ignored.
-    type: list
-    elements: raw
+    required: true
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
@@ -71,11 +61,15 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Compare every area of the node
+- name: Expose the RoCE QoS role's settings (runs nothing)
+  ansible.builtin.import_role:
+    name: rdma.fabric.roce_qos
+    tasks_from: drift_spec
+
+- name: Check the node's RoCE QoS in one call
   rdma.fabric.drift_check:
-    gathered: "{{ drift_facts }}"
-    inputs:
-      - "{{ __drift_input_roce_qos | default(none) }}"
+    areas:
+      roce_qos: "{{ __roce_qos_drift_spec }}"
   register: drift_check_result
 """
 

@@ -26,11 +26,12 @@ options:
       - Readers to run first, in the same call; their results come back as RV(facts).
         C(rdma_facts) takes C(gather_subset) (M(rdma.fabric.rdma_facts)), C(gdr_readiness)
         takes C(gdr_level) (M(rdma.fabric.gdr_readiness)), C(sm_info) takes C(ca), C(port),
-        C(timeout) (M(rdma.fabric.sm_info)).
+        C(timeout), C(environment) (M(rdma.fabric.sm_info); the environment only its commands get), C(opensm)
+        takes C(ibstat) (the OS family markers, and the ports when true).
     type: dict
   areas:
     description:
-      - The drift check's areas planned on the node (V(roce_qos), V(nccl_env), V(gpudirect)), each
+      - The drift check's areas (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)), each
         with its spec (C(__ROLE_drift_spec) of the role's vars, rendered on the controller; it
         holds no facts). The module reads the facts these areas need, decides what each role
         would set with the roles' own planners, checks it and returns one record per drifted
@@ -155,7 +156,10 @@ def argument_spec():
         config=dict(type="raw"),
         options=dict(type="dict"),
     )
-    return dict(facts=dict(type="dict"), areas=dict(type="dict"), host=dict(type="str"),
+    # An opensm spec holds opensm.conf, with the SM_Key: the drift check's task is no_log on SM
+    # nodes, so the module does not log its parameters (a no_log option would mask every string
+    # of the specs in the records too).
+    return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=False), host=dict(type="str"),
                 return_facts=dict(type="bool", default=True),
                 resources=dict(type="list", elements="dict", default=[], options=resource))
 
