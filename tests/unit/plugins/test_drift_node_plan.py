@@ -8,6 +8,7 @@ import re
 from unittest import mock
 
 import jinja2
+import pytest
 import yaml
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
@@ -128,7 +129,7 @@ def test_check_areas_judges_the_results_on_the_node():
 def test_the_action_makes_one_call_with_the_specs_and_keeps_the_nodes_records():
     from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
     task = mock.MagicMock()
-    task.args = {"areas": {"roce_qos": roce_spec(), "nccl_env": None}, "inputs": [None]}
+    task.args = {"areas": {"roce_qos": roce_spec(), "nccl_env": None}}
     task.async_val = 0
     plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
     calls = []
@@ -144,3 +145,77 @@ def test_the_action_makes_one_call_with_the_specs_and_keeps_the_nodes_records():
     args = calls[0][1]
     assert args["areas"] == {"roce_qos": roce_spec()} and args["host"] == "gpu 1" and args["return_facts"] is False
     assert result["drift_records"] == [record] and result["checked"] == ["roce_qos"]
+
+
+OPENSM_VARS = _yaml("roles/opensm/vars/main.yml")
+SLOTS = OPENSM_VARS["__opensm_slots"]
+IBSTAT_PORTS = [
+    {"ca": "mlx5_0", "port": 1, "link_layer": "Ethernet", "physical_state": "LinkUp", "port_guid": "0x0000000000000009"},
+    {"ca": "mlx5_1", "port": 1, "link_layer": "InfiniBand", "physical_state": "LinkUp",
+     "port_guid": "0x0000000000100001"}]
+
+
+def opensm_spec(**override):
+    spec = {"families": OPENSM_VARS["__opensm_families"], "facts_family": "", "guid": "", "ca": "", "ca_port": None,
+            "role": "master", "priority": 14, "slots": SLOTS,
+            "config": "guid %s\npartition_config_file %s\nsm_key 0x1\n" % (SLOTS["guid"], SLOTS["partitions_file"]),
+            "partitions": "Default=0x7fff, ipoib : ALL=full ;\n", "ports": 'PORTS="%s"\n' % SLOTS["guid"],
+            "dropins": {"Debian": "[Service]\nExecStart=\n", "RedHat": "[Service]\n"},
+            "service_enabled": True, "service_active": True, "query_environment": {"SIM_HOST": "Hca2"}}
+    spec.update(override)
+    return spec
+
+
+def markers(*present):
+    return {"files": dict((path, {"state": "present" if path in present else "absent"})
+                          for path in ("/etc/debian_version", "/etc/redhat-release"))}
+
+
+def test_opensm_planned_on_the_node_family_port_and_slots_filled():
+    sm = {"master_count": 1, "sm_ports": [{"guid": "0x0000000000100001", "state": "master", "priority": 14}]}
+    facts = {"opensm": {"markers": markers("/etc/debian_version"), "ports": IBSTAT_PORTS}, "sm": sm}
+    inputs = A.plan_inputs("opensm", opensm_spec(), facts, "sm1")
+    assert inputs["guid"] == "0x0000000000100001" and inputs["config_file"] == "/etc/opensm/opensm.conf"
+    files = dict((f["path"], f) for f in inputs["files"])
+    assert files["/etc/opensm/opensm.conf"]["content"] == (
+        "guid 0x0000000000100001\npartition_config_file /etc/opensm/partitions.conf\nsm_key 0x1\n")
+    assert files["/etc/opensm/opensm.conf"]["mode"] == "0600"
+    assert files["/etc/default/opensm"]["content"] == 'PORTS="0x0000000000100001"\n'
+    assert files["/etc/systemd/system/opensm@.service.d/10-rdma-fabric.conf"]["content"] == "[Service]\nExecStart=\n"
+    assert inputs["units"] == [{"name": "opensm.service", "enabled": True, "active": True}]
+    judged, request = A.opensm_requests(inputs, "sm1")
+    assert judged["records"] == [] and request["resource"] == "node_files"
+
+
+def test_opensm_on_a_redhat_node_with_a_bound_guid_reads_no_ports():
+    spec = opensm_spec(guid="0x0000000000100007")
+    assert A.readers({"opensm": spec}) == {"opensm": {"ibstat": False}, "sm_info": {"environment": {"SIM_HOST": "Hca2"}}}
+    inputs = A.plan_inputs("opensm", spec, {"opensm": {"markers": markers("/etc/redhat-release")}, "sm": None}, "sm1")
+    paths = [f["path"] for f in inputs["files"]]
+    assert paths == ["/etc/rdma/opensm.conf", "/etc/rdma/partitions.conf",
+                     "/etc/systemd/system/opensm.service.d/10-rdma-fabric.conf"]
+    assert "guid 0x0000000000100007\npartition_config_file /etc/rdma/partitions.conf" in inputs["files"][0]["content"]
+
+
+@pytest.mark.parametrize("facts, words", [
+    ({"opensm": {"markers": markers(), "ports": IBSTAT_PORTS}}, "cannot tell the OS family"),
+    ({"opensm": {"markers": markers("/etc/debian_version"), "ports": IBSTAT_PORTS[:1]}},
+     "no InfiniBand port with the physical link up"),
+])
+def test_opensm_that_cannot_be_planned_is_a_config_record(facts, words):
+    inputs = A.plan_inputs("opensm", opensm_spec(), facts, "sm1")
+    requests, records = A.requests_of([inputs], "sm1")
+    assert requests == [] and len(records) == 1 and records[0]["setting"] == "config" and words in records[0]["actual"]
+
+
+def test_sminfo_gets_its_own_environment_and_the_other_readers_the_tasks():
+    seen = []
+
+    class Module(object):
+        def run_command(self, args, **kwargs):
+            seen.append((args, kwargs.get("environ_update")))
+            return 0, "", ""
+    module = _state_check._WithEnvironment(Module(), {"SIM_HOST": "Hca2"})
+    module.run_command(["sminfo"], environ_update={"LC_ALL": "C"})
+    Module().run_command(["ibstat"], environ_update={"LC_ALL": "C"})
+    assert seen == [(["sminfo"], {"LC_ALL": "C", "SIM_HOST": "Hca2"}), (["ibstat"], {"LC_ALL": "C"})]

@@ -1,12 +1,17 @@
 # -*- coding: utf-8 -*-
-"""drift_check action: the controller-computed inputs (opensm) in the one state_check call, records from the results, failures as records."""
+"""drift_check action: one state_check call per host with the areas' specs; the node's records
+come back as they are; a failed or unreachable call is never "no drift". The judging the node
+does (requests from inputs, records from results) is tested here on the same functions."""
 from __future__ import absolute_import, division, print_function
 
 from unittest import mock
 
+import pytest
 import yaml
+from ansible.errors import AnsibleError
 
 from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
 
 FACTS = {"device_names": ["mlx5_0"], "devices": {
     "mlx5_0": {"ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "eth2"}]}}}
@@ -18,6 +23,9 @@ def settings():
     out = dict((k[len("roce_qos_"):], v) for k, v in defaults.items())
     out["nccl_roce_dscp"] = None
     return out
+
+
+SPEC = {"settings": settings(), "lldp": False, "persist": False}
 
 
 def action(responses, args):
@@ -36,46 +44,46 @@ def action(responses, args):
     return result, calls
 
 
-def inputs():
-    from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
-    return [{"area": "roce_qos", "errors": [], "plan": roce_qos_config(FACTS, settings()), "lldp": False,
-             "persist": False}, None]
-
-
-GATHERED = {"facts": {"rdma": FACTS}, "facts_errors": {}}
-
-
-def test_two_calls_and_one_record_per_setting():
-    before = [{"interface": "eth2", "pfc": [], "trust": "dscp"}]
-    after = [{"interface": "eth2", "pfc": [3], "trust": "dscp"}]
-    probe = {"results": [
-        {"area": "roce_qos", "resource": "mlnx_qos", "name": "mlnx_qos", "failed": False,
-         "result": {"before": before, "after": after, "commands": ["x"]}},
-        {"area": "roce_qos", "resource": "dcqcn", "name": "dcqcn", "failed": True,
-         "result": {"msg": "interface=eth2: no ecn directory"}}]}
-    result, calls = action([probe], {"inputs": inputs(), "gathered": GATHERED})
-    assert [c[0] for c in calls] == ["rdma.fabric.state_check"]
-    assert [r["resource"] for r in calls[0][1]["resources"]] == ["mlnx_qos", "dcqcn"]
-    assert set(calls[0][1]["resources"][0]) <= {"resource", "name", "area", "state", "config", "options"}
-    assert result["checked"] == ["roce_qos"]
-    assert result["drift_records"] == [
-        {"host": "gpu 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []},
-        {"host": "gpu 1", "area": "roce_qos", "object": "dcqcn", "setting": "read", "expected": "readable",
-         "actual": "interface=eth2: no ecn directory"}]
-
-
-def test_a_failed_gather_is_a_host_record_and_unreachable_passes_through():
-    result, calls = action([], {"inputs": [None], "gathered": {"facts": {}, "facts_errors": {"rdma_facts": "OSError: boom"}}})
-    assert calls == []
+def test_a_failed_call_is_a_host_record_and_unreachable_passes_through():
+    result, calls = action([{"failed": True, "msg": "MODULE FAILURE"}], {"areas": {"roce_qos": SPEC}})
+    assert len(calls) == 1
     assert result["drift_records"] == [{"host": "gpu 1", "area": "host", "object": "", "setting": "check",
-                                        "expected": "checked", "actual": "gather failed: rdma_facts: OSError: boom"}]
-    result, calls = action([{"unreachable": True, "msg": "gone"}], {"inputs": inputs(), "gathered": GATHERED})
+                                        "expected": "checked", "actual": "state_check failed: MODULE FAILURE"}]
+    assert result["checked"] == ["roce_qos"]
+    result, calls = action([{"unreachable": True, "msg": "gone"}], {"areas": {"roce_qos": SPEC}})
     assert result == {"unreachable": True, "msg": "gone"}
 
 
-def test_no_inputs_no_call():
-    result, calls = action([], {"inputs": [None]})
+def test_no_area_no_call():
+    result, calls = action([], {"areas": {"roce_qos": None, "nccl_env": None}})
     assert calls == [] and result["drift_records"] == [] and result["checked"] == []
+
+
+@pytest.mark.parametrize("areas, words", [
+    ({"rails": {"x": 1}}, "rails not one of opensm, roce_qos, nccl_env, gpudirect"),
+    ({"roce_qos": "yes"}, "areas.roce_qos: expected the role's spec (a dict), got 'yes'"),
+    (["roce_qos"], "areas: expected a dict of area: spec"),
+])
+def test_bad_areas_are_refused_naming_them_before_any_call(areas, words):
+    with pytest.raises(AnsibleError) as error:
+        action([], {"areas": areas})
+    assert words in str(error.value)
+
+
+def test_records_per_setting_and_a_failed_read_is_a_record():
+    inputs = A.plan_inputs("roce_qos", SPEC, {"rdma": FACTS}, "gpu 1")
+    requests, records = A.requests_of([inputs], "gpu 1")
+    assert records == [] and [r["resource"] for r in requests] == ["mlnx_qos", "dcqcn"]
+    before = [{"interface": "eth2", "pfc": [], "trust": "dscp"}]
+    after = [{"interface": "eth2", "pfc": [3], "trust": "dscp"}]
+    entries = [{"area": "roce_qos", "resource": "mlnx_qos", "name": "mlnx_qos", "failed": False,
+                "result": {"before": before, "after": after, "commands": ["x"]}},
+               {"area": "roce_qos", "resource": "dcqcn", "name": "dcqcn", "failed": True,
+                "result": {"msg": "interface=eth2: no ecn directory"}}]
+    assert A.judge("gpu 1", requests, entries) == [
+        {"host": "gpu 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []},
+        {"host": "gpu 1", "area": "roce_qos", "object": "dcqcn", "setting": "read", "expected": "readable",
+         "actual": "interface=eth2: no ecn directory"}]
 
 
 def test_an_area_judges_files_key_by_key_and_a_missing_file_drifts_every_key():
@@ -83,13 +91,13 @@ def test_an_area_judges_files_key_by_key_and_a_missing_file_drifts_every_key():
             "settings": {"NCCL_IB_HCA": "=mlx5_0", "NCCL_IB_GID_INDEX": 3}}
     nccl = {"area": "nccl_env", "errors": [], "node": node, "paths": ["/etc/nccl.conf", "/etc/nccl.env"],
             "owner": "root", "group": "root"}
-    probe = {"results": [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "failed": False,
-                          "result": {"before": {"units": {}, "files": {
-                              "/etc/nccl.conf": {"state": "present", "mode": "0644", "owner": "root", "group": "root",
-                                                 "content": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=5\n"},
-                              "/etc/nccl.env": {"state": "absent"}}}}}]}
-    result, calls = action([probe], {"inputs": [nccl], "gathered": GATHERED})
-    assert calls[0][1]["resources"][0]["options"] == {"content": True}
-    assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in result["drift_records"]] == [
+    requests, records = A.requests_of([nccl], "gpu 1")
+    assert records == [] and requests[0]["options"] == {"content": True}
+    entries = [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "failed": False,
+                "result": {"before": {"units": {}, "files": {
+                    "/etc/nccl.conf": {"state": "present", "mode": "0644", "owner": "root", "group": "root",
+                                       "content": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=5\n"},
+                    "/etc/nccl.env": {"state": "absent"}}}}}]
+    assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in A.judge("gpu 1", requests, entries)] == [
         ("/etc/nccl.conf", "NCCL_IB_GID_INDEX", "3", "5"),
         ("/etc/nccl.env", "NCCL_IB_GID_INDEX", "3", None), ("/etc/nccl.env", "NCCL_IB_HCA", "=mlx5_0", None)]
