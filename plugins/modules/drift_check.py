@@ -18,11 +18,11 @@ description:
     returns one record C({host, area, object, setting, expected, actual}) per smallest setting
     that differs. Nothing is written on the node.
   - Each area of O(areas) (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)) goes as its role's
-    spec: the role's settings and the files rendered from its templates on the controller,
+    spec, the role's settings and the files rendered from its templates on the controller,
     with slots for what only the node knows (the port GUID, the OS family's paths, the ACS
     bridges). The node reads the facts, decides with the roles' own planners (the code the
     roles' filters run) what each role would set, checks it and judges it, in that same
-    call: one round trip per host.
+    call, one round trip per host.
   - A reader that fails, or a resource that cannot be read, is a record of its own (area
     C(host), or the area with setting C(read)); variables a role refuses are the area's
     C(config) records. Never "no drift".

@@ -35,7 +35,7 @@ options:
         with its spec (C(__ROLE_drift_spec) of the role's vars, rendered on the controller; it
         holds no facts). The module reads the facts these areas need, decides what each role
         would set with the roles' own planners, checks it and returns one record per drifted
-        setting as RV(drift_records): the whole check in one call.
+        setting as RV(drift_records), the whole check in one call.
       - Used by M(rdma.fabric.drift_check); the specs are internal to the collection.
     type: dict
   host:
