@@ -122,6 +122,15 @@ def check_name(field, value, what="interface", max_len=IFNAME_MAX):
     return value
 
 
+def read_text(path):
+    """The text of the file at ``path``, or None when it cannot be read (missing, no permission)."""
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
 def captured_option(keys):
     """The argument spec of a ``captured`` option: a dict of tool texts, one str per name in ``keys``."""
     return dict(type="dict", options=dict((key, dict(type="str")) for key in keys))

@@ -1,11 +1,11 @@
 # -*- coding: utf-8 -*-
-"""_common.captured_option / captured_texts: the ``captured`` option of rdma_facts and gdr_readiness."""
+"""_common: captured_option / captured_texts (the ``captured`` option of rdma_facts and gdr_readiness), read_text."""
 from __future__ import absolute_import, division, print_function
 
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness, _rdma_facts
-from ansible_collections.rdma.fabric.plugins.module_utils._common import captured_option, captured_texts
+from ansible_collections.rdma.fabric.plugins.module_utils._common import captured_option, captured_texts, read_text
 
 
 class Failed(Exception):
@@ -40,3 +40,11 @@ def test_all_empty_fails_naming_the_keys(keys, listed):
     with pytest.raises(Failed) as err:
         captured_texts(Module(dict((key, "") for key in keys)), keys)
     assert str(err.value) == "captured: give at least one of " + listed
+
+
+def test_read_text_or_none(tmp_path):
+    path = tmp_path / "boot_id"
+    path.write_text("abc\n")
+    assert read_text(str(path)) == "abc\n"
+    assert read_text(str(tmp_path / "missing")) is None
+    assert read_text(str(tmp_path)) is None     # a directory
