@@ -50,13 +50,12 @@ class ActionModule(ActionBase):
         meta = RR.meta(task_vars, now, version=True)
         meta.update(hosts=hosts, unreachable=unreachable,
                     summary=R.summary(records, hosts + len(unreachable), len(unreachable)))
+        info = {"collection_version": meta["collection_version"], "inventory": meta["inventory"],
+                "limit": meta["limit"]}
         RR.write_reports("drift_report", report_dir, [
             ("drift.json", R.to_json(records, meta)),
             ("drift-junit.xml", R.junit_xml(records, checked)),
-            ("rdma_fabric_drift.prom",
-             R.prometheus(records, checked, unreachable, now, {"collection_version": meta["collection_version"],
-                                                                "inventory": meta["inventory"],
-                                                                "limit": meta["limit"]}))])
+            ("rdma_fabric_drift.prom", R.prometheus(records, checked, unreachable, now, info))])
         RR.show(args.get("title") or "rdma.fabric drift check", R.table(records) if records else "", meta["summary"],
                 report_dir)
         areas = {}
