@@ -7,12 +7,8 @@
 # Needs the lab running (`make lab`); run with `make bench`.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-export CONTAINERS_CONF="$top/lab/containers.conf"
-export PATH="$top/.venv/bin:$PATH"
-export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
-export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+# shellcheck source=lab/env.sh
+. "$(dirname "$0")/env.sh"
 # More forks than lab hosts, so that every task reaches all of them at once (the default 5
 # would run each task in two rounds on the 7 lab nodes); pipelining: one exec per module.
 export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}

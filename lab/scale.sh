@@ -12,12 +12,8 @@
 # address, key login, what production uses) and inventory-podman (the podman connection).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-export CONTAINERS_CONF="$top/lab/containers.conf"
-export PATH="$top/.venv/bin:$PATH"
-export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
-export ANSIBLE_HOME="$top/.cache/ansible" ANSIBLE_FORCE_COLOR=false
+# shellcheck source=lab/env.sh
+. "$(dirname "$0")/env.sh"
 # The fleet settings of examples/ansible.cfg unless set: forks, pipelining (the bench's
 # cases override them per run).
 export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}

@@ -9,13 +9,9 @@
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-export CONTAINERS_CONF="$top/lab/containers.conf"
-export PATH="$top/.venv/bin:$PATH"
-export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections:$top/.venv/lib/python3.11/site-packages"
-export ANSIBLE_HOME="$top/.cache/ansible"
-export ANSIBLE_FORCE_COLOR=false PY_COLORS=0 MOLECULE_NO_LOG=false
+# shellcheck source=lab/env.sh
+. "$(dirname "$0")/env.sh"
+export PY_COLORS=0 MOLECULE_NO_LOG=false
 
 declare -a timings=()
 failed=()

@@ -4,36 +4,30 @@
 """rdma.fabric.health_report: gather every host's rdma_health findings (Python over the
 play's hosts, linear), add a finding for every host that could not be checked, print the
 table and write health.json, JUnit XML and a Prometheus textfile through the drift check's
-writers (module_utils/_report.py). Documentation in plugins/modules/health_report.py."""
+writers (module_utils/_report.py; the run's steps in plugin_utils/_report_run.py).
+Documentation in plugins/modules/health_report.py."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import datetime
-import os
 import time
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
-from ansible.utils.display import Display
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _health
 from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 
-display = Display()
 FAIL_ON = ("error", "warning", "never")
 
 
 def collect(hosts_all, hosts_alive, results):
     """``(findings, checked hosts, unreachable hosts, ports by host)`` from each host's result."""
     findings, checked, unreachable, ports = [], [], [], {}
-    alive = set(hosts_alive)
-    for host in hosts_all:
-        result = results.get(host)
-        if not isinstance(result, dict) or "findings" not in result:
-            why = "unreachable" if host not in alive or (result or {}).get("unreachable") else \
-                "not checked: %s" % ((result or {}).get("msg") or "no result")
+    for host, result, why in RR.host_results(hosts_all, hosts_alive, results, "findings"):
+        if why:
             findings.append({"host": host, "check": "host", "subject": host, "severity": "error",
                              "expected": "checked", "actual": why, "diagnosis": "ansible -m ping HOST",
                              "remedy": "make the host reachable and run the health check again"})
@@ -64,44 +58,29 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = self._task.args
-        report_dir = args.get("report_dir")
-        if not report_dir:
-            raise AnsibleError("health_report: report_dir is required")
+        report_dir = RR.report_dir("health_report", args)
         fail_on = args.get("fail_on", "error")
         if fail_on not in FAIL_ON:
             raise AnsibleError("health_report: fail_on=%r: one of %s" % (fail_on, ", ".join(FAIL_ON)))
-        result_var = args.get("result_var") or "health_result"
-        hostvars = task_vars.get("hostvars") or {}
-        hosts_all = list(task_vars.get("ansible_play_hosts_all") or [])
-        hosts_alive = list(task_vars.get("ansible_play_hosts") or [])
-        results = dict((h, (hostvars.get(h) or {}).get(result_var)) for h in hosts_all)
-        findings, checked, unreachable, ports = collect(hosts_all, hosts_alive, results)
+        findings, checked, unreachable, ports = collect(*RR.play_results(task_vars,
+                                                                         args.get("result_var") or "health_result"))
         findings = R.sort_findings(findings)
         now = time.time()
-        meta = {"time": datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat(),
-                "inventory": ",".join(task_vars.get("ansible_inventory_sources") or []),
-                "limit": task_vars.get("ansible_limit") or "", "hosts": len(checked), "unreachable": unreachable,
-                "summary": summary(findings, checked, unreachable)}
+        meta = RR.meta(task_vars, now)
+        meta.update(hosts=len(checked), unreachable=unreachable, summary=summary(findings, checked, unreachable))
         checks = sorted(_health.CHECKS)
-        try:
-            os.makedirs(report_dir, exist_ok=True)
-            R.write_atomic(os.path.join(report_dir, "health.json"), R.to_json(findings, meta, R.FINDING_KEYS))
-            R.write_atomic(os.path.join(report_dir, "health-junit.xml"),
-                           R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
-                                       case_key="check", message=R.finding_message, failure_type="health",
-                                       keys=R.FINDING_KEYS))
-            R.write_atomic(os.path.join(report_dir, "rdma_fabric_health.prom"),
-                           R.prometheus_health(findings, checked, unreachable, now,
-                                               {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))
-        except (IOError, OSError) as exc:
-            raise AnsibleError("health_report: writing the reports to %s failed: %s" % (report_dir, exc))
-        text = (R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) + "\n" if findings else "") + meta["summary"]
-        display.display("\n%s\n%s\nreports: %s\n" % (args.get("title") or "rdma.fabric fabric health", text, report_dir))
+        RR.write_reports("health_report", report_dir, [
+            ("health.json", R.to_json(findings, meta, R.FINDING_KEYS)),
+            ("health-junit.xml",
+             R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
+                         case_key="check", message=R.finding_message, failure_type="health", keys=R.FINDING_KEYS)),
+            ("rdma_fabric_health.prom",
+             R.prometheus_health(findings, checked, unreachable, now,
+                                 {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))])
+        RR.show(args.get("title") or "rdma.fabric fabric health",
+                R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else "", meta["summary"],
+                report_dir)
         result.update(changed=False, findings=findings, summary=meta["summary"], unreachable=unreachable,
                       report_dir=report_dir)
         failing = [f for f in findings if fail_on != "never" and (f["severity"] == "error" or fail_on == "warning")]
-        if failing:
-            result.update(failed=True, msg=meta["summary"])
-        else:
-            result["msg"] = meta["summary"]
-        return result
+        return RR.finish(result, meta["summary"], failing)

@@ -126,3 +126,29 @@ def check_name(field, value, what="interface", max_len=IFNAME_MAX):
     if len(value.encode("utf-8")) > max_len:
         raise ValueError("%s=%r: a %s name has at most %d characters" % (field, value, what, max_len))
     return value
+
+
+def read_text(path):
+    """The text of the file at ``path``, or None when it cannot be read (missing, no permission)."""
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def captured_option(keys):
+    """The argument spec of a ``captured`` option: a dict of tool texts, one str per name in ``keys``."""
+    return dict(type="dict", options=dict((key, dict(type="str")) for key in keys))
+
+
+def captured_texts(module, keys):
+    """``module.params["captured"]`` without its empty texts, or None when not given. Given
+    with every text empty, the module fails naming ``keys``: nothing to read is an error."""
+    captured = module.params["captured"]
+    if captured is None:
+        return None
+    captured = dict((key, value) for key, value in captured.items() if value)
+    if not captured:
+        module.fail_json(msg="captured: give at least one of %s" % ", ".join(keys))
+    return captured

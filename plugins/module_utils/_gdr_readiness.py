@@ -30,7 +30,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_sysfs, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_sysfs, read_text, run_tool, sysfs_path
 from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rdma
 
@@ -245,14 +245,6 @@ def derive(raw, gdr_level="PXB"):
 # readers
 # --------------------------------------------------------------------------------------
 
-def _read_file(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
 def _modinfo(module, name):
     modinfo = module.get_bin_path("modinfo", required=False)
     if not modinfo:
@@ -290,13 +282,13 @@ def read_host(module, proc_root="/proc", run_root="/run"):
     # sysfs says which modules are loaded (module/<name>/initstate = live); /proc/modules only
     # when that sysfs has no module directory (a container's /proc/modules is the host's).
     raw["proc_modules"] = None if os.path.isdir(sysfs_path("module")) \
-        else _read_file(os.path.join(proc_root, "modules"))
+        else read_text(os.path.join(proc_root, "modules"))
     raw["sysfs_live_modules"] = [name for name in ("nvidia",) + PEER_MEMORY_MODULES
                                  if read_sysfs(sysfs_path("module", name, "initstate")) == "live"]
     raw["nvidia_sysfs_module"] = os.path.isdir(sysfs_path("module", "nvidia"))
-    raw["nvidia_driver_version"] = _read_file(os.path.join(proc_root, "driver", "nvidia", "version"))
-    raw["kernel_release"] = _read_file(os.path.join(proc_root, "sys", "kernel", "osrelease"))
-    raw["proc_cmdline"] = _read_file(os.path.join(proc_root, "cmdline"))
+    raw["nvidia_driver_version"] = read_text(os.path.join(proc_root, "driver", "nvidia", "version"))
+    raw["kernel_release"] = read_text(os.path.join(proc_root, "sys", "kernel", "osrelease"))
+    raw["proc_cmdline"] = read_text(os.path.join(proc_root, "cmdline"))
     # sd_booted(3): systemd is the service manager when /run/systemd/system is a directory.
     raw["systemd"] = os.path.isdir(run_root + "/systemd/system")
     # modinfo only tells whether a module could be loaded; ask it only when /proc and sysfs do not say.

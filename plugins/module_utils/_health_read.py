@@ -24,7 +24,7 @@ import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _gdr_readiness, _ibv_devinfo
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_text, run_tool, sysfs_path
 
 RAW_VERSION = 1
 SUBSETS = ("devices", "gids", "pci", "gpus", "counters")
@@ -34,14 +34,6 @@ SYSFS_RATE_COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "port_x
                        "np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_buffer")
 ETHTOOL_RATE_COUNTERS = ("rx_discards_phy", "rx_symbol_err_phy", "link_down_events_phy", "rx_pause_ctrl_phy",
                          "tx_pause_ctrl_phy", "tx_pause_storm_warning_events", "tx_pause_storm_error_events")
-
-
-def _read_text(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def _ports(devices):
@@ -66,7 +58,7 @@ def read_state(path):
     """The flap state kept on the node; {} when absent; a corrupt file is {} plus a warning."""
     if not path:
         return {}, None
-    text = _read_text(path)
+    text = read_text(path)
     if text is None:
         return {}, None
     try:
@@ -187,12 +179,12 @@ def read_host(module, params):
     raw["lldp"] = read_lossless(module, devices) if params.get("lossless", True) else None
     raw["nccl_log"] = params.get("nccl_log_text")
     if raw["nccl_log"] is None and params.get("nccl_log"):
-        raw["nccl_log"] = _read_text(params["nccl_log"])
+        raw["nccl_log"] = read_text(params["nccl_log"])
         if raw["nccl_log"] is None:
             raise ValueError("nccl_log=%r: cannot be read" % params["nccl_log"])
-    uptime = _read_text("/proc/uptime")
+    uptime = read_text("/proc/uptime")
     raw["uptime"] = float(uptime.split()[0]) if uptime else None
-    raw["boot_id"] = (_read_text("/proc/sys/kernel/random/boot_id") or "").strip() or None
+    raw["boot_id"] = (read_text("/proc/sys/kernel/random/boot_id") or "").strip() or None
     raw["now"] = time.time()
     raw["hostname"] = socket.gethostname()
     raw["state_before"], warning = read_state(params.get("state_file"))
@@ -204,7 +196,7 @@ def read_host(module, params):
 def read_bundle(path):
     """``raw`` from a support bundle directory (or the JSON file itself)."""
     target = os.path.join(path, BUNDLE_FILE) if os.path.isdir(path) else path
-    text = _read_text(target)
+    text = read_text(target)
     if text is None:
         raise ValueError("bundle=%r: no %s in it (collect it with playbooks/collect.yml)" % (path, BUNDLE_FILE))
     try:

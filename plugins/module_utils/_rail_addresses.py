@@ -21,7 +21,7 @@ import json
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, check_name
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, check_name, read_text
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError, int_in_range
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
@@ -425,14 +425,6 @@ class RailAddressesResource(Resource):
         from ansible_collections.rdma.fabric.plugins.module_utils._common import C_LOCALE
         return self.module.run_command([self._ip_tool()] + list(argv[1:]), environ_update=C_LOCALE)
 
-    @staticmethod
-    def _read_file(path):
-        try:
-            with open(path) as handle:
-                return handle.read()
-        except (IOError, OSError):
-            return None
-
     def check_key(self, field, value):
         return check_name(field, value)
 
@@ -443,7 +435,7 @@ class RailAddressesResource(Resource):
         validate_all(wants)
 
     def read(self, key, want):
-        return read_state(self._run, self._read_file, self.proc_sys, key, want.get("table"))
+        return read_state(self._run, read_text, self.proc_sys, key, want.get("table"))
 
     def parse(self, text):
         return parse_running_config(text)

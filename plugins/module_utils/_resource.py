@@ -4,7 +4,8 @@
 """The resource engine: the one lifecycle of every rdma.fabric module that changes a node.
 
 A module supplies a ``Resource`` subclass (its normaliser, single reader, parser, planner
-and applier) and calls ``run_resource``. The engine does, in this order and nowhere else:
+and applier) and calls ``run_resource`` (a multi-object module: ``module_argument_spec``,
+``MODULE_KWARGS`` and ``run_module``). The engine does, in this order and nowhere else:
 
 1. normalise and validate every ``config`` entry (messages name the field and the value;
    duplicate identities are refused), with no I/O;
@@ -43,6 +44,26 @@ REQUIRED_IF = [
     ("state", "rendered", ("config",)),
     ("state", "parsed", ("running_config",)),
 ]
+# The states of a multi-object module, and the AnsibleModule() keywords it is made with.
+MODULE_STATES = ("merged", "replaced", "gathered", "rendered", "parsed")
+MODULE_KWARGS = dict(required_if=REQUIRED_IF, supports_check_mode=True)
+
+
+def module_argument_spec(config_options, **options):
+    """The argument spec of a multi-object module: ``state`` (MODULE_STATES, default
+    ``merged``), ``running_config``, the module's own top-level ``options`` and ``config``,
+    a list of dicts with ``config_options``."""
+    spec = dict(state=dict(type="str", default="merged", choices=list(MODULE_STATES)),
+                running_config=dict(type="str"))
+    spec.update(options)
+    spec["config"] = dict(type="list", elements="dict", options=config_options)
+    return spec
+
+
+def run_module(module, resource):
+    """``run_resource`` with the module's ``state``, ``config`` and ``running_config``."""
+    params = module.params
+    run_resource(module, resource, params["state"], params["config"], params["running_config"])
 
 
 class Resource(object):

@@ -221,7 +221,7 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._dcqcn import DcqcnResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():
@@ -229,30 +229,20 @@ def argument_spec():
         enabled_priorities=dict(type="list", elements="int"),
         params=dict(type="dict"),
     ))
-    return dict(
-        state=dict(type="str", default="merged",
-                   choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
-        running_config=dict(type="str"),
-        config=dict(type="list", elements="dict", options=dict(
-            interface=dict(type="str"),
-            rdma_device=dict(type="str"),
-            port=dict(type="int", default=1),
-            np=point,
-            rp=dict(point),
-            roce_tos=dict(type="int"),
-            rdma_cm_tos=dict(type="int"),
-        )),
-    )
+    return module_argument_spec(dict(
+        interface=dict(type="str"),
+        rdma_device=dict(type="str"),
+        port=dict(type="int", default=1),
+        np=point,
+        rp=dict(point),
+        roce_tos=dict(type="int"),
+        rdma_cm_tos=dict(type="int"),
+    ))
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=REQUIRED_IF,
-        supports_check_mode=True,
-    )
-    params = module.params
-    run_resource(module, DcqcnResource(module), params["state"], params["config"], params["running_config"])
+    module = AnsibleModule(argument_spec=argument_spec(), **MODULE_KWARGS)
+    run_module(module, DcqcnResource(module))
 
 
 if __name__ == "__main__":

@@ -218,7 +218,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, captured_option, captured_texts
 
 
 def main():
@@ -226,15 +226,11 @@ def main():
         argument_spec=dict(
             gdr_level=dict(type="str", choices=list(gdr.GDR_LEVELS), default="PXB"),
             proc_root=dict(type="path", default="/proc"),
-            captured=dict(type="dict", options=dict((key, dict(type="str")) for key in gdr.CAPTURED_KEYS)),
+            captured=captured_option(gdr.CAPTURED_KEYS),
         ),
         supports_check_mode=True,
     )
-    captured = module.params["captured"]
-    if captured is not None:
-        captured = dict((key, value) for key, value in captured.items() if value)
-        if not captured:
-            module.fail_json(msg="captured: give at least one of %s" % ", ".join(gdr.CAPTURED_KEYS))
+    captured = captured_texts(module, gdr.CAPTURED_KEYS)
     try:
         if captured is not None:
             raw = gdr.read_captured(module, captured)

@@ -243,7 +243,7 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._lldp_dcb import ADMIN_CHOICES, LldpDcbResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():
@@ -254,40 +254,30 @@ def argument_spec():
         enable_tx=dict(type="bool"),
     )
     ets_cfg = dict(ets, willing=dict(type="bool"))
-    return dict(
-        state=dict(type="str", default="merged", choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
-        running_config=dict(type="str"),
-        switch_dcbx_to_os=dict(type="bool", default=False),
-        dcbx_check=dict(type="bool", default=True),
-        config=dict(type="list", elements="dict", options=dict(
-            interface=dict(type="str", required=True),
-            admin_status=dict(type="str", choices=list(ADMIN_CHOICES)),
-            pfc=dict(type="dict", options=dict(
-                willing=dict(type="bool"),
-                enabled=dict(type="list", elements="int"),
-                enable_tx=dict(type="bool"),
-            )),
-            ets_cfg=dict(type="dict", options=ets_cfg),
-            ets_rec=dict(type="dict", options=ets),
-            app=dict(type="list", elements="dict", options=dict(
-                priority=dict(type="int", required=True),
-                selector=dict(type="int", required=True),
-                protocol=dict(type="int", required=True),
-            )),
-            app_enable_tx=dict(type="bool"),
+    return module_argument_spec(dict(
+        interface=dict(type="str", required=True),
+        admin_status=dict(type="str", choices=list(ADMIN_CHOICES)),
+        pfc=dict(type="dict", options=dict(
+            willing=dict(type="bool"),
+            enabled=dict(type="list", elements="int"),
+            enable_tx=dict(type="bool"),
         )),
-    )
+        ets_cfg=dict(type="dict", options=ets_cfg),
+        ets_rec=dict(type="dict", options=ets),
+        app=dict(type="list", elements="dict", options=dict(
+            priority=dict(type="int", required=True),
+            selector=dict(type="int", required=True),
+            protocol=dict(type="int", required=True),
+        )),
+        app_enable_tx=dict(type="bool"),
+    ), switch_dcbx_to_os=dict(type="bool", default=False), dcbx_check=dict(type="bool", default=True))
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=REQUIRED_IF,
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=argument_spec(), **MODULE_KWARGS)
     params = module.params
-    resource = LldpDcbResource(module, dcbx_check=params["dcbx_check"], switch_dcbx_to_os=params["switch_dcbx_to_os"])
-    run_resource(module, resource, params["state"], params["config"], params["running_config"])
+    run_module(module, LldpDcbResource(module, dcbx_check=params["dcbx_check"],
+                                       switch_dcbx_to_os=params["switch_dcbx_to_os"]))
 
 
 if __name__ == "__main__":

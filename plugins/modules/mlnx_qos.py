@@ -237,40 +237,30 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._mlnx_qos import MlnxQosResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():
     list_int = dict(type="list", elements="int")
-    return dict(
-        state=dict(type="str", default="merged",
-                   choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
-        running_config=dict(type="str"),
-        config=dict(type="list", elements="dict", options=dict(
-            interface=dict(type="str", required=True),
-            dcbx=dict(type="str", choices=["os", "fw"]),
-            trust=dict(type="str", choices=["pcp", "dscp"]),
-            pfc=list_int,
-            dscp2prio=dict(type="raw"),
-            prio_tc=list_int,
-            tsa=dict(type="list", elements="str", choices=["ets", "strict", "vendor"]),
-            tcbw=list_int,
-            ratelimit=dict(type="list", elements="float"),
-            buffer_size=list_int,
-            prio2buffer=list_int,
-            cable_len=dict(type="int"),
-        )),
-    )
+    return module_argument_spec(dict(
+        interface=dict(type="str", required=True),
+        dcbx=dict(type="str", choices=["os", "fw"]),
+        trust=dict(type="str", choices=["pcp", "dscp"]),
+        pfc=list_int,
+        dscp2prio=dict(type="raw"),
+        prio_tc=list_int,
+        tsa=dict(type="list", elements="str", choices=["ets", "strict", "vendor"]),
+        tcbw=list_int,
+        ratelimit=dict(type="list", elements="float"),
+        buffer_size=list_int,
+        prio2buffer=list_int,
+        cable_len=dict(type="int"),
+    ))
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        required_if=REQUIRED_IF,
-        supports_check_mode=True,
-    )
-    params = module.params
-    run_resource(module, MlnxQosResource(module), params["state"], params["config"], params["running_config"])
+    module = AnsibleModule(argument_spec=argument_spec(), **MODULE_KWARGS)
+    run_module(module, MlnxQosResource(module))
 
 
 if __name__ == "__main__":

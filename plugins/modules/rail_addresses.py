@@ -200,31 +200,26 @@ not_attempted:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils._rail_addresses import RailAddressesResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import REQUIRED_IF, run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():
-    return dict(
-        state=dict(type="str", default="merged", choices=["merged", "replaced", "gathered", "rendered", "parsed"]),
-        running_config=dict(type="str"),
-        config=dict(type="list", elements="dict", options=dict(
-            interface=dict(type="str", required=True),
-            addresses=dict(type="list", elements="str"),
-            link_up=dict(type="bool", default=True),
-            arp_ignore=dict(type="int"),
-            arp_announce=dict(type="int"),
-            rp_filter=dict(type="int"),
-            table=dict(type="int"),
-            rule_priority=dict(type="int"),
-            gateways=dict(type="list", elements="str"),
-        )),
-    )
+    return module_argument_spec(dict(
+        interface=dict(type="str", required=True),
+        addresses=dict(type="list", elements="str"),
+        link_up=dict(type="bool", default=True),
+        arp_ignore=dict(type="int"),
+        arp_announce=dict(type="int"),
+        rp_filter=dict(type="int"),
+        table=dict(type="int"),
+        rule_priority=dict(type="int"),
+        gateways=dict(type="list", elements="str"),
+    ))
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), required_if=REQUIRED_IF, supports_check_mode=True)
-    params = module.params
-    run_resource(module, RailAddressesResource(module), params["state"], params["config"], params["running_config"])
+    module = AnsibleModule(argument_spec=argument_spec(), **MODULE_KWARGS)
+    run_module(module, RailAddressesResource(module))
 
 
 if __name__ == "__main__":

@@ -210,29 +210,19 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._rdma_facts import SUBSETS, gather
+from ansible_collections.rdma.fabric.plugins.module_utils._common import captured_option, captured_texts
+from ansible_collections.rdma.fabric.plugins.module_utils._rdma_facts import CAPTURED_KEYS, SUBSETS, gather
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             gather_subset=dict(type="list", elements="str", choices=list(SUBSETS), default=["all"]),
-            captured=dict(type="dict", options=dict(
-                nvidia_smi_topo=dict(type="str"),
-                nvidia_smi_gpus=dict(type="str"),
-                ibstat=dict(type="str"),
-                show_gids=dict(type="str"),
-                ibdev2netdev=dict(type="str"),
-            )),
+            captured=captured_option(CAPTURED_KEYS),
         ),
         supports_check_mode=True,
     )
-    captured = module.params["captured"]
-    if captured is not None:
-        captured = dict((key, value) for key, value in captured.items() if value)
-        if not captured:
-            module.fail_json(msg="captured: give at least one of nvidia_smi_topo, nvidia_smi_gpus, "
-                                 "ibstat, show_gids, ibdev2netdev")
+    captured = captured_texts(module, CAPTURED_KEYS)
     try:
         facts = gather(module, module.params["gather_subset"], captured)
     except ValueError as exc:
