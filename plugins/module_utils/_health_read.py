@@ -22,13 +22,13 @@ import socket
 import tempfile
 import time
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _gdr_readiness, _ibv_devinfo
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path, sysfs_root
 
-RAW_VERSION = 1
+RAW_VERSION = _bundle.RAW_VERSION
 SUBSETS = ("devices", "gids", "pci", "gpus", "counters")
-BUNDLE_FILE = "health-raw.json"
+BUNDLE_FILE = _bundle.BUNDLE_FILE
 # sysfs counters/ and hw_counters/ sampled twice (name -> meaning)
 SYSFS_RATE_COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "port_xmit_discards",
                        "np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_buffer")
@@ -147,6 +147,7 @@ def read_host(module, params):
     nccl_log (a path on the node), nccl_log_text."""
     raw = {"version": RAW_VERSION, "source": "host", "errors": []}
     raw["rdma"] = _rdma_facts.read_host(module, set(SUBSETS))
+    raw["sysfs_root"] = sysfs_root()
     devices = raw["rdma"]["devices"]
     raw["gid_table_size"] = dict(("%s/%s" % (n, p["port"]), len(os.listdir(
         sysfs_path("class", "infiniband", n, "ports", str(p["port"]), "gids")))
@@ -179,7 +180,8 @@ def read_host(module, params):
             except ToolError as exc:
                 raw["sm"][key] = {"error": exc.msg, "text": exc.stdout}
     raw["gdr"] = None
-    if params.get("gdr", True) and raw["rdma"].get("gpu_list"):   # GPUDirect RDMA: GPU nodes only
+    # GPUDirect RDMA: GPU nodes only; a bundle (return_raw) holds gdr_readiness' record on every node
+    if params.get("gdr", True) and (raw["rdma"].get("gpu_list") or params.get("return_raw")):
         try:
             raw["gdr"] = _gdr_readiness.read_host(module)
         except (ValueError, ToolError) as exc:
@@ -202,19 +204,8 @@ def read_host(module, params):
 
 
 def read_bundle(path):
-    """``raw`` from a support bundle directory (or the JSON file itself)."""
-    target = os.path.join(path, BUNDLE_FILE) if os.path.isdir(path) else path
-    text = _read_text(target)
-    if text is None:
-        raise ValueError("bundle=%r: no %s in it (collect it with playbooks/collect.yml)" % (path, BUNDLE_FILE))
-    try:
-        raw = json.loads(text)
-    except ValueError as exc:
-        raise ValueError("bundle=%r: %s is not JSON: %s" % (path, target, exc))
-    if not isinstance(raw, dict) or raw.get("version") != RAW_VERSION or "rdma" not in raw:
-        raise ValueError("bundle=%r: %s is not an rdma_health raw record (version %s)" % (path, target, RAW_VERSION))
-    raw["source"] = "bundle"
-    return raw
+    """``raw`` from a support bundle (directory, its JSON file or its archive): ``_bundle``."""
+    return _bundle.read_bundle(path)
 
 
 # ---------------------------------------------------------------- pure derivation
