@@ -23,6 +23,7 @@ import tempfile
 import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _iproute
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool, sysfs_path, sysfs_root
 
@@ -142,6 +143,19 @@ def read_lossless(module, devices):
     return out
 
 
+def read_ip_addr(module, devices):
+    """``ip -j addr show`` (every link, one call) where a port has an Ethernet netdev: the
+    netdevs' own IPv4 addresses for the gid_ipv4 check. None without such a port or without
+    ``ip``; a failure is kept as {rc, error}."""
+    if not any(p.get("link_layer") == "Ethernet" and p.get("netdev") for _n, p in _ports(devices)):
+        return None
+    ip = module.get_bin_path("ip", required=False)
+    if not ip:
+        return None
+    rc, out, err = run_tool(module, [ip, "-j", "addr", "show"], check_rc=False)
+    return out if rc == 0 else {"rc": rc, "error": (err or out or "").strip() or "(no output)"}
+
+
 def read_host(module, params):
     """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr, lossless,
     nccl_log (a path on the node), nccl_log_text."""
@@ -161,6 +175,7 @@ def read_host(module, params):
         if rc != 0:
             raw["errors"].append({"tool": "ibv_devinfo", "msg": "ibv_devinfo -v failed (rc=%s): %s"
                                   % (rc, (err or out or "").strip())})
+    raw["ip_addr"] = read_ip_addr(module, devices)
     ethtool = module.get_bin_path("ethtool", required=False)
     interval = float(params.get("interval") or 0)
     raw["samples"] = [_sample(module, devices, ethtool)]
@@ -285,6 +300,7 @@ def derive(raw, window=21600, grace=600):
             devinfo = _ibv_devinfo.parse(raw["ibv_devinfo"], "ibv_devinfo -v output")
         except ValueError as exc:
             errors.append({"tool": "ibv_devinfo", "msg": str(exc)})
+    ipv4, unknown_ipv4 = _netdev_ipv4(raw, errors)
     samples = raw.get("samples") or []
     first, last = (samples[0], samples[-1]) if samples else ({}, {})
     elapsed = (last.get("time", 0) - first.get("time", 0)) if len(samples) > 1 else 0
@@ -306,6 +322,13 @@ def derive(raw, window=21600, grace=600):
                 gids = [{"index": g["index"], "gid": g["gid"], "type": g["type"], "ipv4": g["ipv4"]}
                         for g in port.get("gids") or []]
                 table = _ibv_devinfo.gid_table({"gid_tbl_len": size, "gids": gids})
+            # sysfs says each GID's type (gid_attrs/types); ibv_devinfo before rdma-core 28 does not
+            table["roce_v2_ipv4"] = sorted(set(table["roce_v2_ipv4"]) | set(
+                g["ipv4"] for g in port.get("gids") or [] if g.get("ipv4") and g.get("type") == "RoCE v2"))
+            if port.get("link_layer") == "Ethernet" and port.get("netdev"):
+                table["ipv4_addresses"] = ipv4.get(port["netdev"]) if ipv4 is not None else None
+                if table["ipv4_addresses"] is None:
+                    unknown_ipv4.setdefault("netdevs", []).append(port["netdev"])
             ports[key] = {"interval": round(elapsed, 3), "deltas": deltas, "rates": rates, "gid_table": table,
                           "ethtool": dict((k, v) for k, v in (eth1 or {}).items()
                                           if k in ETHTOOL_RATE_COUNTERS or k.endswith("_errors_phy")),
@@ -327,8 +350,26 @@ def derive(raw, window=21600, grace=600):
     lossless = derive_lossless(raw.get("lldp"), errors)
     facts["errors"] = list(facts.get("errors") or []) + errors
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
-                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source")}
+                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source"),
+                    "unknown_ipv4": unknown_ipv4 if unknown_ipv4.get("netdevs") else None}
     return observations, state
+
+
+def _netdev_ipv4(raw, errors):
+    """({netdev: [IPv4]} from ``ip -j addr`` or None, {"reason": why a netdev's are unknown})."""
+    text = raw.get("ip_addr")
+    if text is None:
+        return None, {"reason": "ip (iproute2) not installed"}
+    if isinstance(text, dict):
+        errors.append({"tool": "ip", "msg": "ip -j addr show failed (rc=%s): %s" % (text.get("rc"), text.get("error"))})
+        return None, {"reason": "ip -j addr show failed"}
+    try:
+        return _iproute.ipv4_by_link(_iproute.parse_json(text, "ip -j addr show output")), {
+            "reason": "not in this network namespace's 'ip -j addr show': a container sees the host's sysfs, not "
+                      "its links"}
+    except ValueError as exc:
+        errors.append({"tool": "ip", "msg": str(exc)})
+        return None, {"reason": "ip -j addr show printed what is not its JSON layout"}
 
 
 def _dump(text, what, errors):
@@ -411,6 +452,8 @@ def bundle_files(raw):
                     "content": json.dumps(sample.get("sysfs") or {}, indent=1, sort_keys=True) + "\n"})
     if raw.get("ibv_devinfo"):
         out.append({"name": "ibv_devinfo-v.txt", "content": raw["ibv_devinfo"]})
+    if isinstance(raw.get("ip_addr"), str):
+        out.append({"name": "ip-j-addr-show.json", "content": raw["ip_addr"]})
     for port, answer in sorted((raw.get("sm") or {}).items()):
         if answer.get("text"):
             out.append({"name": "sminfo.%s.txt" % _safe(port), "content": answer["text"]})

@@ -16,6 +16,7 @@ author: rdma.fabric contributors (@rdma-fabric)
 description:
   - Reads, in one call, what the fabric health checks need (M(rdma.fabric.rdma_facts)' devices, GID
     tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
+    C(ip -j addr show) (the RoCE netdevs' own IPv4 addresses, each of which needs a RoCE v2 GID),
     C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, an optional NCCL
     log) and returns the findings of the same checks the C(rdma.fabric.health_findings) filter runs.
   - The rate counters (pause frames, CNPs, C(rx_discards_phy), symbol errors, link downed) are sampled
@@ -122,12 +123,15 @@ findings:
   returned: success
 ports:
   description: Per port (C(DEV/PORT)) C(interval), C(rates) (per second), C(deltas), C(counters),
-    C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any)) and C(flaps).
+    C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any) (IPv4 addresses of the
+    GIDs), C(ipv4_addresses) (the netdev's own IPv4 addresses from C(ip -j addr show), what the C(gid_ipv4) check
+    judges; null when unknown, e.g. a netdev of another network namespace)) and C(flaps).
   type: dict
   returned: success
 skipped:
-  description: Checks that could not run, each C(check) and C(reason) (e.g. C(lossless_agreement) without
-    lldpad running); a skipped check is no healthy verdict.
+  description: Checks that could not run, each C(check), C(reason) and, when it concerns some objects only,
+    C(subject) (e.g. C(lossless_agreement) without lldpad running, C(gid_ipv4) for netdevs whose IPv4 addresses
+    C(ip -j addr show) does not give); a skipped check is no healthy verdict.
   type: list
   elements: dict
   returned: success

@@ -30,7 +30,7 @@ def _wire(sim, monkeypatch, tmp_path):
         return rc, out, err
 
     def get_bin_path(self, name, *args, **kwargs):
-        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS + sim_main.READ_ONLY_TOOLS else None
 
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
@@ -135,6 +135,9 @@ FAULTS = [
     ("hgx-h100-roce", ["flap", "mlx5_4", "0.1"], [("flap", "mlx5_4 port 1 (enp154s0np0)", "error")]),
     ("hgx-h100-roce", ["pcie-degrade", "0000:18:00.0", "16GT/s", "16"], [("pcie", "NIC mlx5_0 (0000:18:00.0)", "error")]),
     ("hgx-h100-roce", ["peermem-absent"], [("gdr", "peer memory", "error")]),
+    # ip shows an address on the netdev that has no GID: exactly that finding (the table is not full)
+    ("hgx-h100-roce", ["addr-no-gid", "enp64s0np0", "10.10.1.99/24"],
+     [("gid_ipv4", "mlx5_1 port 1 (enp64s0np0)", "error")]),
     ("dgx-h100-ib", ["sm-gone"], "every IB port"),
 ]
 
@@ -157,6 +160,11 @@ def test_each_fault_gives_exactly_its_finding(sim, monkeypatch, tmp_path, profil
         expected = ib_ports(sim)
         assert len(expected) == 8
     assert triples(result) == sorted(expected), [(f["check"], f["subject"], f["actual"]) for f in result["findings"]]
+    if fault[0] == "addr-no-gid":
+        assert result["findings"][0]["actual"] == "none for 10.10.1.99"
+        assert result["ports"]["mlx5_1/1"]["gid_table"]["ipv4_addresses"] == ["10.10.1.11", "10.10.1.99"]
+        assert result["ports"]["mlx5_1/1"]["gid_table"]["roce_v2_ipv4"] == ["10.10.1.11"]
+    assert [s["check"] for s in result["skipped"]] == ["lossless_agreement"]     # no lldpad: said, not judged
 
 
 def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, tmp_path):
@@ -179,7 +187,7 @@ class SimNode(object):
 
     def get_bin_path(self, name, required=False, opt_dirs=None):
         from fabricsim import main as sim_main
-        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS + sim_main.READ_ONLY_TOOLS else None
 
     def run_command(self, argv, environ_update=None, check_rc=False):
         from fabricsim import main as sim_main
