@@ -25,6 +25,17 @@ display = Display()
 FAIL_ON = ("error", "warning", "never")
 
 
+def collect_skipped(checked, results):
+    """The checks each checked host could not run (rdma_health ``skipped_checks``), as records
+    ``{host, check, subject, reason}``."""
+    out = []
+    for host in checked:
+        for skip in (results.get(host) or {}).get("skipped_checks") or []:
+            out.append({"host": host, "check": skip.get("check"), "subject": skip.get("subject") or "",
+                        "reason": skip.get("reason")})
+    return out
+
+
 def collect(hosts_all, hosts_alive, results):
     """``(findings, checked hosts, unreachable hosts, ports by host)`` from each host's result."""
     findings, checked, unreachable, ports = [], [], [], {}
@@ -48,12 +59,15 @@ def collect(hosts_all, hosts_alive, results):
     return findings, checked, unreachable, ports
 
 
-def summary(findings, checked, unreachable):
+def summary(findings, checked, unreachable, skipped=()):
     errors = [f for f in findings if f["severity"] == "error" and f["check"] != "host"]
     warnings = [f for f in findings if f["severity"] == "warning"]
     sick = len(set(f["host"] for f in findings if f["check"] != "host"))
-    return "%d of %d hosts with findings, %d error(s), %d warning(s); %d unreachable" % (
+    text = "%d of %d hosts with findings, %d error(s), %d warning(s); %d unreachable" % (
         sick, len(checked) + len(unreachable), len(errors), len(warnings), len(unreachable))
+    if skipped:
+        text += "; %d check(s) skipped on %d host(s)" % (len(skipped), len(set(s["host"] for s in skipped)))
+    return text
 
 
 class ActionModule(ActionBase):
@@ -77,27 +91,30 @@ class ActionModule(ActionBase):
         results = dict((h, (hostvars.get(h) or {}).get(result_var)) for h in hosts_all)
         findings, checked, unreachable, ports = collect(hosts_all, hosts_alive, results)
         findings = R.sort_findings(findings)
+        skipped = R.sort_records(collect_skipped(checked, results), R.SKIP_KEYS)
         now = time.time()
         meta = {"time": datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat(),
                 "inventory": ",".join(task_vars.get("ansible_inventory_sources") or []),
                 "limit": task_vars.get("ansible_limit") or "", "hosts": len(checked), "unreachable": unreachable,
-                "summary": summary(findings, checked, unreachable)}
+                "skipped": len(skipped), "summary": summary(findings, checked, unreachable, skipped)}
         checks = sorted(_health.CHECKS)
         try:
             os.makedirs(report_dir, exist_ok=True)
-            R.write_atomic(os.path.join(report_dir, "health.json"), R.to_json(findings, meta, R.FINDING_KEYS))
+            R.write_atomic(os.path.join(report_dir, "health.json"), R.to_json(findings, meta, R.FINDING_KEYS, skipped))
             R.write_atomic(os.path.join(report_dir, "health-junit.xml"),
                            R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
                                        case_key="check", message=R.finding_message, failure_type="health",
-                                       keys=R.FINDING_KEYS))
+                                       keys=R.FINDING_KEYS, skipped=skipped))
             R.write_atomic(os.path.join(report_dir, "rdma_fabric_health.prom"),
                            R.prometheus_health(findings, checked, unreachable, now,
                                                {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))
         except (IOError, OSError) as exc:
             raise AnsibleError("health_report: writing the reports to %s failed: %s" % (report_dir, exc))
-        text = (R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) + "\n" if findings else "") + meta["summary"]
+        text = (R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) + "\n" if findings else "") + \
+            (R.skipped_table(skipped) + "\n" if skipped else "") + meta["summary"]
         display.display("\n%s\n%s\nreports: %s\n" % (args.get("title") or "rdma.fabric fabric health", text, report_dir))
-        result.update(changed=False, findings=findings, summary=meta["summary"], unreachable=unreachable,
+        result.update(changed=False, findings=findings, skipped_checks=skipped, summary=meta["summary"],
+                      unreachable=unreachable,
                       report_dir=report_dir)
         failing = [f for f in findings if fail_on != "never" and (f["severity"] == "error" or fail_on == "warning")]
         if failing:

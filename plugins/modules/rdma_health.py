@@ -55,7 +55,7 @@ options:
   lossless:
     description:
       - Read the host/switch lossless agreement inputs on RoCE ports where lldpad runs (C(lldptool -t -n -i IF),
-        C(lldptool -t -i IF), C(mlnx_qos -i IF -a)); without lldpad the check is skipped and RV(skipped) says why.
+        C(lldptool -t -i IF), C(mlnx_qos -i IF -a)); without lldpad the check is skipped and RV(skipped_checks) says why.
     type: bool
     default: true
   nccl_log:
@@ -128,10 +128,11 @@ ports:
     judges; null when unknown, e.g. a netdev of another network namespace)) and C(flaps).
   type: dict
   returned: success
-skipped:
+skipped_checks:
   description: Checks that could not run, each C(check), C(reason) and, when it concerns some objects only,
     C(subject) (e.g. C(lossless_agreement) without lldpad running, C(gid_ipv4) for netdevs whose IPv4 addresses
-    C(ip -j addr show) does not give); a skipped check is no healthy verdict.
+    C(ip -j addr show) does not give); a skipped check is no healthy verdict. Not named C(skipped): Ansible
+    takes a true C(skipped) in a result for a skipped task.
   type: list
   elements: dict
   returned: success
@@ -206,7 +207,7 @@ def main():
     for finding in findings:
         finding["host"] = host
     result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"],
-                  skipped=_health.skipped(observations, params["checks"]), lossless=observations.get("lossless"))
+                  skipped_checks=_health.skipped(observations, params["checks"]), lossless=observations.get("lossless"))
     if params["return_raw"]:
         result["raw"] = _health_read.redact(raw)
     module.exit_json(**result)

@@ -164,7 +164,7 @@ def test_each_fault_gives_exactly_its_finding(sim, monkeypatch, tmp_path, profil
         assert result["findings"][0]["actual"] == "none for 10.10.1.99"
         assert result["ports"]["mlx5_1/1"]["gid_table"]["ipv4_addresses"] == ["10.10.1.11", "10.10.1.99"]
         assert result["ports"]["mlx5_1/1"]["gid_table"]["roce_v2_ipv4"] == ["10.10.1.11"]
-    assert [s["check"] for s in result["skipped"]] == ["lossless_agreement"]     # no lldpad: said, not judged
+    assert [s["check"] for s in result["skipped_checks"]] == ["lossless_agreement"]     # no lldpad: said, not judged
 
 
 def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, tmp_path):
@@ -256,7 +256,7 @@ def test_lossless_agreement_against_the_simulated_switch(sim, monkeypatch, tmp_p
     assert triples(result) == [("lossless_agreement", "ens1f0np0 PFC", "error"),
                                ("lossless_agreement", "ens1f1np1 PFC", "error")]
     assert result["findings"][0]["diagnosis"] == "lldptool -t -n -i ens1f0np0 -V PFC; mlnx_qos -i ens1f0np0"
-    assert result["skipped"] == []
+    assert result["skipped_checks"] == []
 
 
 def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_path):
@@ -271,9 +271,9 @@ def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_pat
     assert sim.cli("lldpad", "stop") == 0
     how, result = run(monkeypatch, args)
     assert how == "exit" and result["findings"] == []
-    assert [s["check"] for s in result["skipped"]] == ["lossless_agreement"]
-    assert "lldpad is not running" in result["skipped"][0]["reason"]
-    assert result["lossless"] == {"skipped": result["skipped"][0]["reason"]}
+    assert [s["check"] for s in result["skipped_checks"]] == ["lossless_agreement"]
+    assert "lldpad is not running" in result["skipped_checks"][0]["reason"]
+    assert result["lossless"] == {"skipped": result["skipped_checks"][0]["reason"]}
 
 
 # ---------------------------------------------------------------- rdma_facts / gdr_readiness offline
