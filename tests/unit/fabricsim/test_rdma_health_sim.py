@@ -395,3 +395,30 @@ def test_bundle_option_refuses_what_is_no_bundle(sim, monkeypatch, tmp_path):
             assert how == "fail" and words in result["msg"] and str(path) in result["msg"], result
         how, result = _main(monkeypatch, main, {"bundle": str(tmp_path / "empty"), "captured": {"ibstat": "x"}})
         assert how == "fail" and "mutually exclusive" in result["msg"]
+
+
+def test_lossless_case_of_the_molecule_scenario(sim, monkeypatch, tmp_path):
+    """hgx-h100-roce as molecule/health makes it: lldpad running, every rail's PFC/ETS as the switch
+    sends them; then the switch port of enp64s0np0 enables PFC on 4 too (fault switch-pfc) and
+    mlx5_5 runs DCBX in firmware: exactly one agreement error and one unverified warning."""
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    assert sim.cli("lldpad", "start") == 0
+    from fabricsim import state
+    for netdev in state.load_profile().roce_netdevs():
+        sim.out("mlnx_qos", "-i", netdev, "--pfc", "0,0,0,1,0,0,0,0", "--prio_tc", "0,0,0,3,0,0,6,0",
+                "--tsa", "ets,strict,strict,ets,strict,strict,strict,strict", "--tcbw", "50,0,0,50,0,0,0,0")
+    how, result = run(monkeypatch, args)
+    assert how == "exit" and result["findings"] == [], triples(result)
+    assert [s["check"] for s in result["skipped_checks"]] == []
+    assert sim.cli("fault", "switch-pfc", "enp64s0np0", "3,4") == 0
+    assert sim.cli("fault", "switch-pfc", "enp64s0np0", "8") != 0
+    sim.out("mlnx_qos", "-i", "enp192s0np0", "--dcbx", "fw")
+    how, result = run(monkeypatch, args)
+    assert triples(result) == [("lossless_agreement", "enp64s0np0 PFC", "error"),
+                               ("lossless_unverified", "enp192s0np0 DCBX", "warning")]
+    by_check = dict((f["check"], f) for f in result["findings"])
+    assert by_check["lossless_agreement"]["expected"] == "PFC on priorities 3 (host)"
+    assert by_check["lossless_agreement"]["actual"] == "switch: 3, 4"
+    assert "firmware-controlled" in by_check["lossless_unverified"]["actual"]
