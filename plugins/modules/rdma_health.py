@@ -65,7 +65,8 @@ options:
     description: The same log as text.
     type: str
   bundle:
-    description: A support bundle directory (or its C(health-raw.json)) to judge instead of the host.
+    description: A support bundle of C(playbooks/collect.yml) to judge instead of the host - the node's directory
+      (C(COLLECT_DIR/HOST)), its C(health-raw.json) or its archive C(COLLECT_DIR/HOST.tar.gz).
     type: path
   checks:
     description: Thresholds and switches of the checks (see the C(rdma.fabric.health_findings) filter).
