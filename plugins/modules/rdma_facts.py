@@ -24,7 +24,7 @@ description:
     present but fails is reported in C(errors) with its stderr; the module does not fail.
   - With O(captured) the facts are derived from captured tool outputs only (support bundles,
     tests); the host is not read at all.
-  - With O(bundle) the facts are derived from a support bundle of C(playbooks/collect.yml): the
+  - With O(bundle) the facts are derived from a support bundle of C(playbooks/collect.yml) - the
     node's own sysfs and C(nvidia-smi) read, kept in the bundle, gives the facts the node gave online
     (for the same O(gather_subset)); the host is not read at all.
   - Device lists are sorted naturally (C(mlx5_2) before C(mlx5_10)), unlike sysfs and

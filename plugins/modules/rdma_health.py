@@ -132,7 +132,7 @@ ports:
 skipped_checks:
   description: Checks that could not run, each C(check), C(reason) and, when it concerns some objects only,
     C(subject) (e.g. C(lossless_agreement) without lldpad running, C(gid_ipv4) for netdevs whose IPv4 addresses
-    C(ip -j addr show) does not give); a skipped check is no healthy verdict. Not named C(skipped): Ansible
+    C(ip -j addr show) does not give); a skipped check is no healthy verdict. Not named C(skipped) - Ansible
     takes a true C(skipped) in a result for a skipped task.
   type: list
   elements: dict
