@@ -315,9 +315,8 @@ def read_bundle(path):
     raw = bundle.get("gdr")
     if not isinstance(raw, dict) or not isinstance(raw.get("rdma"), dict):
         failed = [e.get("msg") for e in bundle.get("errors") or [] if e.get("tool") == "gdr_readiness"]
-        raise ValueError("bundle=%r: holds no gdr_readiness record (%s)" % (
-            path, failed[0] if failed else "collected with gdr disabled, or by an older collect.yml on a node "
-                                            "without GPUs"))
+        why = failed[0] if failed else "collected with gdr disabled, or by an older collect.yml on a node without GPUs"
+        raise ValueError("bundle=%r: holds no gdr_readiness record (%s)" % (path, why))
     raw["rdma"]["source"] = "bundle"
     return raw
 

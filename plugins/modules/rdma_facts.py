@@ -70,6 +70,14 @@ options:
       ibdev2netdev:
         description: Output of C(ibdev2netdev) or C(ibdev2netdev -v) (netdevs, PCI addresses).
         type: str
+  bundle:
+    description:
+      - A support bundle written by C(playbooks/collect.yml) on the controller to derive the facts
+        from instead of reading the host - the node's directory (C(COLLECT_DIR/HOST)), its
+        C(health-raw.json), or its archive C(COLLECT_DIR/HOST.tar.gz).
+      - It holds everything every subset reads (also V(counters), as the node read them when collected).
+      - Mutually exclusive with O(captured).
+    type: path
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
