@@ -23,6 +23,17 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as 
 FAIL_ON = ("error", "warning", "never")
 
 
+def collect_skipped(checked, results):
+    """The checks each checked host could not run (rdma_health ``skipped_checks``), as records
+    ``{host, check, subject, reason}``."""
+    out = []
+    for host in checked:
+        for skip in (results.get(host) or {}).get("skipped_checks") or []:
+            out.append({"host": host, "check": skip.get("check"), "subject": skip.get("subject") or "",
+                        "reason": skip.get("reason")})
+    return out
+
+
 def collect(hosts_all, hosts_alive, results):
     """``(findings, checked hosts, unreachable hosts, ports by host)`` from each host's result."""
     findings, checked, unreachable, ports = [], [], [], {}
@@ -42,12 +53,15 @@ def collect(hosts_all, hosts_alive, results):
     return findings, checked, unreachable, ports
 
 
-def summary(findings, checked, unreachable):
+def summary(findings, checked, unreachable, skipped=()):
     errors = [f for f in findings if f["severity"] == "error" and f["check"] != "host"]
     warnings = [f for f in findings if f["severity"] == "warning"]
     sick = len(set(f["host"] for f in findings if f["check"] != "host"))
-    return "%d of %d hosts with findings, %d error(s), %d warning(s); %d unreachable" % (
+    text = "%d of %d hosts with findings, %d error(s), %d warning(s); %d unreachable" % (
         sick, len(checked) + len(unreachable), len(errors), len(warnings), len(unreachable))
+    if skipped:
+        text += "; %d check(s) skipped on %d host(s)" % (len(skipped), len(set(s["host"] for s in skipped)))
+    return text
 
 
 class ActionModule(ActionBase):
@@ -62,25 +76,29 @@ class ActionModule(ActionBase):
         fail_on = args.get("fail_on", "error")
         if fail_on not in FAIL_ON:
             raise AnsibleError("health_report: fail_on=%r: one of %s" % (fail_on, ", ".join(FAIL_ON)))
-        findings, checked, unreachable, ports = collect(*RR.play_results(task_vars,
-                                                                         args.get("result_var") or "health_result"))
+        hosts_all, hosts_alive, results = RR.play_results(task_vars, args.get("result_var") or "health_result")
+        findings, checked, unreachable, ports = collect(hosts_all, hosts_alive, results)
         findings = R.sort_findings(findings)
+        skipped = R.sort_records(collect_skipped(checked, results), R.SKIP_KEYS)
         now = time.time()
         meta = RR.meta(task_vars, now)
-        meta.update(hosts=len(checked), unreachable=unreachable, summary=summary(findings, checked, unreachable))
+        meta.update(hosts=len(checked), unreachable=unreachable, skipped=len(skipped),
+                    summary=summary(findings, checked, unreachable, skipped))
         checks = sorted(_health.CHECKS)
         RR.write_reports("health_report", report_dir, [
-            ("health.json", R.to_json(findings, meta, R.FINDING_KEYS)),
+            ("health.json", R.to_json(findings, meta, R.FINDING_KEYS, skipped)),
             ("health-junit.xml",
              R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
-                         case_key="check", message=R.finding_message, failure_type="health", keys=R.FINDING_KEYS)),
+                         case_key="check", message=R.finding_message, failure_type="health", keys=R.FINDING_KEYS,
+                         skipped=skipped)),
             ("rdma_fabric_health.prom",
              R.prometheus_health(findings, checked, unreachable, now,
                                  {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))])
-        RR.show(args.get("title") or "rdma.fabric fabric health",
-                R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else "", meta["summary"],
-                report_dir)
-        result.update(changed=False, findings=findings, summary=meta["summary"], unreachable=unreachable,
-                      report_dir=report_dir)
+        table = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else ""
+        if skipped:
+            table = (table + "\n" if table else "") + R.skipped_table(skipped)
+        RR.show(args.get("title") or "rdma.fabric fabric health", table, meta["summary"], report_dir)
+        result.update(changed=False, findings=findings, skipped_checks=skipped, summary=meta["summary"],
+                      unreachable=unreachable, report_dir=report_dir)
         failing = [f for f in findings if fail_on != "never" and (f["severity"] == "error" or fail_on == "warning")]
         return RR.finish(result, meta["summary"], failing)

@@ -1,15 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drift check's areas. An area's *inputs* are what its role would set on this node:
-
-- planned on the node (roce_qos, nccl_env, gpudirect): the controller sends the area's *spec*
-  (the role's settings and rendered files, ``__ROLE_drift_spec`` in the role's vars, with no
-  facts in it), and ``state_check`` reads the facts, plans with the roles' own planners
-  (``_roce_qos_plan``, ``_nccl_env_plan``, ``_gpudirect_plan``: ``plan_inputs``), checks and
-  judges in the same call: one round trip;
-- computed on the controller (opensm: its files are rendered from the role's templates with the
-  port GUID read from the node): the role's ``tasks/drift_inputs.yml``.
+"""The drift check's areas, on the node. An area's *inputs* are what its role would set on
+this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the role's vars:
+the role's settings and the files rendered from its templates, with slots such as
+``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
+reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
+``_roce_qos_plan``, ``_nccl_env_plan``, ``_gpudirect_plan``, ``_opensm_plan``), fills the
+slots, checks and judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
 ``judge(host, requests, entries)`` turns their results into records.

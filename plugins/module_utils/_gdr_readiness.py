@@ -31,6 +31,7 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_sysfs, read_text, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils import _bundle
 from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rdma
 
@@ -295,6 +296,20 @@ def read_host(module, proc_root="/proc", run_root="/run"):
     has_nvidia = raw["nvidia_sysfs_module"] or "nvidia" in parse_proc_modules(raw["proc_modules"]) \
         or _modinfo(module, "nvidia")
     raw["modinfo"] = {"nvidia": has_nvidia, "nvidia_peermem": bool(has_nvidia) and _modinfo(module, "nvidia_peermem")}
+    return raw
+
+
+def read_bundle(path):
+    """Raw inputs from a support bundle (``playbooks/collect.yml``): the record ``read_host``
+    gave on the node (``raw["gdr"]`` of rdma_health's ``health-raw.json``), so ``derive``
+    gives the node's facts; the host is not read."""
+    bundle = _bundle.read_bundle(path)
+    raw = bundle.get("gdr")
+    if not isinstance(raw, dict) or not isinstance(raw.get("rdma"), dict):
+        failed = [e.get("msg") for e in bundle.get("errors") or [] if e.get("tool") == "gdr_readiness"]
+        why = failed[0] if failed else "collected with gdr disabled, or by an older collect.yml on a node without GPUs"
+        raise ValueError("bundle=%r: holds no gdr_readiness record (%s)" % (path, why))
+    raw["rdma"]["source"] = "bundle"
     return raw
 
 

@@ -237,10 +237,21 @@ def judge(observations, checks=None):
 def skipped(observations, checks=None):
     """Checks that could not run, each {check, reason}: never a healthy verdict made up."""
     checks = merge_checks(checks)
+    out = []
+    unknown = (observations or {}).get("unknown_ipv4") or {}
+    ignored = set(checks["ignore_devices"] or [])
+    facts = (observations or {}).get("facts") or {}
+    netdevs = set(p.get("netdev") for n, d in (facts.get("devices") or {}).items() if n not in ignored
+                  for p in d.get("ports") or [])
+    unknown_netdevs = [n for n in unknown.get("netdevs") or [] if n in netdevs or not facts]
+    if unknown_netdevs:
+        out.append({"check": "gid_ipv4", "subject": ", ".join(sorted(set(unknown_netdevs))),
+                    "reason": "IPv4 addresses unknown (%s): no address checked for its RoCE v2 GID"
+                              % unknown["reason"]})
     lossless = (observations or {}).get("lossless") or {}
     if checks["lossless"] and lossless.get("skipped"):
-        return [{"check": "lossless_agreement", "reason": lossless["skipped"]}]
-    return []
+        out.append({"check": "lossless_agreement", "reason": lossless["skipped"]})
+    return out
 
 
 def _basics(out, facts, checks, as_deltas=()):
@@ -390,7 +401,9 @@ def _gid_tables(out, facts, ports, checks):
             out.add("gid_table", subject, "<= %d%% of %d GIDs used" % (round(checks["gid_occupancy_max"] * 100), size),
                     "%d of %d used%s" % (used, size, " (full)" if used >= size else ""),
                     severity=None if used >= size else "warning")
-        missing = [a for a in table.get("ipv4_any") or [] if a not in (table.get("roce_v2_ipv4") or [])]
+        # the netdev's own IPv4 addresses (ip -j addr), not the GIDs': an address the kernel gave no
+        # RoCE v2 GID (a full table, say) is what keeps a node out and makes NCCL pick a wrong index
+        missing = [a for a in table.get("ipv4_addresses") or [] if a not in (table.get("roce_v2_ipv4") or [])]
         if missing:
             out.add("gid_ipv4", subject, "a RoCE v2 GID for each IPv4 address", "none for %s" % ", ".join(missing))
         elif (name, port.get("port")) in rails and port.get("state") == "ACTIVE" and not table.get("roce_v2_ipv4"):

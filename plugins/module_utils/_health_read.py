@@ -22,13 +22,14 @@ import socket
 import tempfile
 import time
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _iproute
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_text, run_tool, sysfs_path
+from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_text, run_tool, sysfs_path, sysfs_root
 
-RAW_VERSION = 1
+RAW_VERSION = _bundle.RAW_VERSION
 SUBSETS = ("devices", "gids", "pci", "gpus", "counters")
-BUNDLE_FILE = "health-raw.json"
+BUNDLE_FILE = _bundle.BUNDLE_FILE
 # sysfs counters/ and hw_counters/ sampled twice (name -> meaning)
 SYSFS_RATE_COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "port_xmit_discards",
                        "np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets", "out_of_buffer")
@@ -134,11 +135,25 @@ def read_lossless(module, devices):
     return out
 
 
+def read_ip_addr(module, devices):
+    """``ip -j addr show`` (every link, one call) where a port has an Ethernet netdev: the
+    netdevs' own IPv4 addresses for the gid_ipv4 check. None without such a port or without
+    ``ip``; a failure is kept as {rc, error}."""
+    if not any(p.get("link_layer") == "Ethernet" and p.get("netdev") for _n, p in _ports(devices)):
+        return None
+    ip = module.get_bin_path("ip", required=False)
+    if not ip:
+        return None
+    rc, out, err = run_tool(module, [ip, "-j", "addr", "show"], check_rc=False)
+    return out if rc == 0 else {"rc": rc, "error": (err or out or "").strip() or "(no output)"}
+
+
 def read_host(module, params):
     """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr, lossless,
     nccl_log (a path on the node), nccl_log_text."""
     raw = {"version": RAW_VERSION, "source": "host", "errors": []}
     raw["rdma"] = _rdma_facts.read_host(module, set(SUBSETS))
+    raw["sysfs_root"] = sysfs_root()
     devices = raw["rdma"]["devices"]
     raw["gid_table_size"] = dict(("%s/%s" % (n, p["port"]), len(os.listdir(
         sysfs_path("class", "infiniband", n, "ports", str(p["port"]), "gids")))
@@ -152,6 +167,7 @@ def read_host(module, params):
         if rc != 0:
             raw["errors"].append({"tool": "ibv_devinfo", "msg": "ibv_devinfo -v failed (rc=%s): %s"
                                   % (rc, (err or out or "").strip())})
+    raw["ip_addr"] = read_ip_addr(module, devices)
     ethtool = module.get_bin_path("ethtool", required=False)
     interval = float(params.get("interval") or 0)
     raw["samples"] = [_sample(module, devices, ethtool)]
@@ -171,7 +187,8 @@ def read_host(module, params):
             except ToolError as exc:
                 raw["sm"][key] = {"error": exc.msg, "text": exc.stdout}
     raw["gdr"] = None
-    if params.get("gdr", True) and raw["rdma"].get("gpu_list"):   # GPUDirect RDMA: GPU nodes only
+    # GPUDirect RDMA: GPU nodes only; a bundle (return_raw) holds gdr_readiness' record on every node
+    if params.get("gdr", True) and (raw["rdma"].get("gpu_list") or params.get("return_raw")):
         try:
             raw["gdr"] = _gdr_readiness.read_host(module)
         except (ValueError, ToolError) as exc:
@@ -194,19 +211,8 @@ def read_host(module, params):
 
 
 def read_bundle(path):
-    """``raw`` from a support bundle directory (or the JSON file itself)."""
-    target = os.path.join(path, BUNDLE_FILE) if os.path.isdir(path) else path
-    text = read_text(target)
-    if text is None:
-        raise ValueError("bundle=%r: no %s in it (collect it with playbooks/collect.yml)" % (path, BUNDLE_FILE))
-    try:
-        raw = json.loads(text)
-    except ValueError as exc:
-        raise ValueError("bundle=%r: %s is not JSON: %s" % (path, target, exc))
-    if not isinstance(raw, dict) or raw.get("version") != RAW_VERSION or "rdma" not in raw:
-        raise ValueError("bundle=%r: %s is not an rdma_health raw record (version %s)" % (path, target, RAW_VERSION))
-    raw["source"] = "bundle"
-    return raw
+    """``raw`` from a support bundle (directory, its JSON file or its archive): ``_bundle``."""
+    return _bundle.read_bundle(path)
 
 
 # ---------------------------------------------------------------- pure derivation
@@ -286,6 +292,7 @@ def derive(raw, window=21600, grace=600):
             devinfo = _ibv_devinfo.parse(raw["ibv_devinfo"], "ibv_devinfo -v output")
         except ValueError as exc:
             errors.append({"tool": "ibv_devinfo", "msg": str(exc)})
+    ipv4, unknown_ipv4 = _netdev_ipv4(raw, errors)
     samples = raw.get("samples") or []
     first, last = (samples[0], samples[-1]) if samples else ({}, {})
     elapsed = (last.get("time", 0) - first.get("time", 0)) if len(samples) > 1 else 0
@@ -307,6 +314,13 @@ def derive(raw, window=21600, grace=600):
                 gids = [{"index": g["index"], "gid": g["gid"], "type": g["type"], "ipv4": g["ipv4"]}
                         for g in port.get("gids") or []]
                 table = _ibv_devinfo.gid_table({"gid_tbl_len": size, "gids": gids})
+            # sysfs says each GID's type (gid_attrs/types); ibv_devinfo before rdma-core 28 does not
+            table["roce_v2_ipv4"] = sorted(set(table["roce_v2_ipv4"]) | set(
+                g["ipv4"] for g in port.get("gids") or [] if g.get("ipv4") and g.get("type") == "RoCE v2"))
+            if port.get("link_layer") == "Ethernet" and port.get("netdev"):
+                table["ipv4_addresses"] = ipv4.get(port["netdev"]) if ipv4 is not None else None
+                if table["ipv4_addresses"] is None:
+                    unknown_ipv4.setdefault("netdevs", []).append(port["netdev"])
             ports[key] = {"interval": round(elapsed, 3), "deltas": deltas, "rates": rates, "gid_table": table,
                           "ethtool": dict((k, v) for k, v in (eth1 or {}).items()
                                           if k in ETHTOOL_RATE_COUNTERS or k.endswith("_errors_phy")),
@@ -328,8 +342,26 @@ def derive(raw, window=21600, grace=600):
     lossless = derive_lossless(raw.get("lldp"), errors)
     facts["errors"] = list(facts.get("errors") or []) + errors
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
-                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source")}
+                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source"),
+                    "unknown_ipv4": unknown_ipv4 if unknown_ipv4.get("netdevs") else None}
     return observations, state
+
+
+def _netdev_ipv4(raw, errors):
+    """({netdev: [IPv4]} from ``ip -j addr`` or None, {"reason": why a netdev's are unknown})."""
+    text = raw.get("ip_addr")
+    if text is None:
+        return None, {"reason": "ip (iproute2) not installed"}
+    if isinstance(text, dict):
+        errors.append({"tool": "ip", "msg": "ip -j addr show failed (rc=%s): %s" % (text.get("rc"), text.get("error"))})
+        return None, {"reason": "ip -j addr show failed"}
+    try:
+        return _iproute.ipv4_by_link(_iproute.parse_json(text, "ip -j addr show output")), {
+            "reason": "not in this network namespace's 'ip -j addr show': a container sees the host's sysfs, not "
+                      "its links"}
+    except ValueError as exc:
+        errors.append({"tool": "ip", "msg": str(exc)})
+        return None, {"reason": "ip -j addr show printed what is not its JSON layout"}
 
 
 def _dump(text, what, errors):
@@ -412,6 +444,8 @@ def bundle_files(raw):
                     "content": json.dumps(sample.get("sysfs") or {}, indent=1, sort_keys=True) + "\n"})
     if raw.get("ibv_devinfo"):
         out.append({"name": "ibv_devinfo-v.txt", "content": raw["ibv_devinfo"]})
+    if isinstance(raw.get("ip_addr"), str):
+        out.append({"name": "ip-j-addr-show.json", "content": raw["ip_addr"]})
     for port, answer in sorted((raw.get("sm") or {}).items()):
         if answer.get("text"):
             out.append({"name": "sminfo.%s.txt" % _safe(port), "content": answer["text"]})

@@ -22,6 +22,7 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, check_name, read_text
+from ansible_collections.rdma.fabric.plugins.module_utils._iproute import parse_addr
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError, int_in_range
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 
@@ -163,25 +164,6 @@ def _json(text, argv):
     if not isinstance(data, list):
         raise ToolError("%s printed %r, not a JSON list" % (" ".join(argv), (text or "")[:200]), argv=argv)
     return data
-
-
-def parse_addr(data, interface):
-    """``ip -j addr show dev IF`` -> (link_up, [ADDR/PREFIX]) without link-local IPv6."""
-    links = [link for link in data if isinstance(link, dict) and link.get("ifname") == interface]
-    if not links:
-        raise ValueError("no link %s in the ip -j addr output" % interface)
-    link = links[0]
-    addresses = []
-    for info in link.get("addr_info") or []:
-        if info.get("family") not in ("inet", "inet6"):
-            continue
-        if "local" not in info or "prefixlen" not in info:
-            raise ValueError("address entry without local/prefixlen: %r" % (info,))
-        iface = ipaddress.ip_interface("%s/%s" % (info["local"], info["prefixlen"]))
-        if iface.version == 6 and (iface.ip.is_link_local or info.get("scope") == "link"):
-            continue
-        addresses.append(str(iface))
-    return "UP" in (link.get("flags") or []), sorted(addresses)
 
 
 def parse_rules(data):

@@ -20,7 +20,7 @@ import ipaddress
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _guid, _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _bundle, _guid, _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     read_sysfs, run_tool, sysfs_path, sysfs_root,
 )
@@ -376,6 +376,35 @@ def read_host(module, subsets):
     return raw
 
 
+def read_bundle(path, subsets):
+    """The raw inputs of ``derive`` from a support bundle (``playbooks/collect.yml``): the
+    node's own ``read_host`` record (``raw["rdma"]``, every subset), kept to ``subsets`` as
+    ``read_host`` would have read them, so ``derive`` gives the facts the node gave. Also
+    returns the node's sysfs root (None when the bundle does not say)."""
+    bundle = _bundle.read_bundle(path)
+    raw = bundle["rdma"]
+    if not isinstance(raw, dict) or not isinstance(raw.get("devices"), dict):
+        raise ValueError("bundle=%r: its rdma record has no devices" % (path,))
+    for device in raw["devices"].values():
+        device["role"] = None     # derived (the node's derive wrote it into its record)
+        if "pci" not in subsets:
+            device["pcie"] = None
+        for port in device.get("ports") or []:
+            if "counters" not in subsets:
+                port.pop("counters", None)
+            if "gids" not in subsets:
+                port["gids"] = []
+        finish_device(device)
+    if "gpus" not in subsets:
+        raw.update(topo_text=None, gpu_list=None, gpu_pci={}, errors=[])
+    elif "pci" not in subsets:
+        for info in (raw.get("gpu_pci") or {}).values():
+            info["pcie"] = None
+    raw.setdefault("gpu_pci", {})
+    raw.setdefault("errors", [])
+    return raw, bundle.get("sysfs_root")
+
+
 # ---------------------------------------------------------------- captured text parsers
 
 def parse_gpu_query(text):
@@ -649,10 +678,17 @@ def expand_subsets(requested):
     return subsets
 
 
-def gather(module, gather_subset, captured=None):
-    """Facts for ``ansible_facts.rdma``: from the host, or from captured texts when given."""
+def gather(module, gather_subset, captured=None, bundle=None):
+    """Facts for ``ansible_facts.rdma``: from the host, from captured texts, or from a
+    support bundle (its path) when given."""
     subsets = expand_subsets(gather_subset)
-    if captured:
+    if bundle:
+        raw, root = read_bundle(bundle, subsets)
+        facts = derive(raw, subsets)
+        facts["source"] = "bundle"
+        if root:
+            facts["sysfs_root"] = root
+    elif captured:
         raw = read_captured(captured, subsets)
         facts = derive(raw, subsets)
         facts["source"] = "captured"

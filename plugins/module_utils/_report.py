@@ -23,6 +23,8 @@ RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
 # health findings (rdma.fabric.rdma_health, the health_findings filter)
 FINDING_KEYS = ("host", "check", "subject", "severity", "expected", "actual", "diagnosis", "remedy")
 FINDING_TABLE = ("host", "severity", "check", "subject", "expected", "actual", "diagnosis")
+# checks that could not run (rdma_health ``skipped_checks``): no healthy verdict
+SKIP_KEYS = ("host", "check", "subject", "reason")
 
 
 def leaf_differences(expected, actual, path=""):
@@ -126,9 +128,19 @@ def table(records, columns=RECORD_KEYS, width=60, keys=RECORD_KEYS):
     return "\n".join(lines)
 
 
-def to_json(records, meta, keys=RECORD_KEYS):
-    return json.dumps({"meta": meta, "records": sort_records(records, keys)}, indent=2, sort_keys=True,
-                      default=str) + "\n"
+def to_json(records, meta, keys=RECORD_KEYS, skipped=None):
+    """``{"meta", "records"}``, plus ``"skipped"`` (records of SKIP_KEYS) when ``skipped`` is given."""
+    data = {"meta": meta, "records": sort_records(records, keys)}
+    if skipped is not None:
+        data["skipped"] = sort_records(skipped, SKIP_KEYS)
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def skipped_table(skipped, width=100):
+    """The end-of-run section of checks that could not run (nothing when there is none)."""
+    if not skipped:
+        return ""
+    return "skipped (not judged, no healthy verdict):\n" + table(skipped, SKIP_KEYS, width=width, keys=SKIP_KEYS)
 
 
 def _drift_message(record):
@@ -143,22 +155,38 @@ def finding_message(finding):
         finding.get("diagnosis"), finding.get("remedy"))
 
 
+def _skip_message(skip):
+    return ("%s: %s" % (skip["subject"], skip.get("reason")) if skip.get("subject") else skip.get("reason")) or ""
+
+
 def junit_xml(records, checked, suite="rdma.fabric drift", case_key="area", message=_drift_message,
-              failure_type="drift", keys=RECORD_KEYS):
-    """JUnit XML: one testcase per (host, ``case_key``) in ``checked``, one failure per record."""
+              failure_type="drift", keys=RECORD_KEYS, skipped=None):
+    """JUnit XML: one testcase per (host, ``case_key``) in ``checked``, one failure per record.
+    ``skipped`` (records of SKIP_KEYS, key ``check``): the case of a check that could not run is
+    ``<skipped/>`` with the reason; when the same case also failed (the check ran on some objects
+    only), the skip is a case of its own (``CHECK (skipped)``)."""
     by_case = {}
     for record in records:
         by_case.setdefault((record["host"], record[case_key]), []).append(record)
-    cases = sorted(set(checked) | set(by_case))
+    skips = {}
+    for skip in sort_records(skipped or [], SKIP_KEYS):
+        key = (skip["host"], skip["check"])
+        if by_case.get(key):
+            key = (skip["host"], "%s (skipped)" % skip["check"])
+        skips.setdefault(key, []).append(skip)
+    cases = sorted(set(checked) | set(by_case) | set(skips))
     failures = sum(1 for case in cases if by_case.get(case))
+    skipped_count = sum(1 for case in cases if skips.get(case) and not by_case.get(case))
     root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
     tsuite = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
-                           errors="0", skipped="0")
+                           errors="0", skipped=str(skipped_count))
     for host, area in cases:
         case = ET.SubElement(tsuite, "testcase", classname=host, name=area)
         for record in sort_records(by_case.get((host, area), []), keys):
             failure = ET.SubElement(case, "failure", message=message(record).strip(), type=failure_type)
             failure.text = json.dumps(record, sort_keys=True, default=str)
+        if skips.get((host, area)) and not by_case.get((host, area)):
+            ET.SubElement(case, "skipped", message="; ".join(_skip_message(s) for s in skips[(host, area)]))
     return ET.tostring(root, encoding="unicode") + "\n"
 
 

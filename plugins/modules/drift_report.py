@@ -40,8 +40,8 @@ options:
   started_var:
     description:
       - A variable each host sets or registers when the drift check starts on it
-        (C(playbooks/drift_check.yml) passes C(drift_facts), registered by its first read, also
-        for an unreachable host); hosts without it (failed in an earlier play of the run, such
+        (C(playbooks/drift_check.yml) passes C(drift_check_result), registered by its one check
+        task, also for an unreachable host); hosts without it (failed in an earlier play of the run, such
         as an onboarding gate) are left out instead of being reported unreachable. When no host
         has it, every play host counts.
     type: str

@@ -78,6 +78,15 @@ options:
       proc_cmdline:
         description: Content of C(/proc/cmdline).
         type: str
+  bundle:
+    description:
+      - A support bundle written by C(playbooks/collect.yml) on the controller to derive the facts from
+        instead of reading the host - the node's directory (C(COLLECT_DIR/HOST)), its C(health-raw.json),
+        or its archive C(COLLECT_DIR/HOST.tar.gz). It holds what this module reads on the node (sysfs,
+        C(nvidia-smi), C(lspci), the sysfs bridge chains, C(/proc) files, C(modinfo)), so the verdicts,
+        the ACS paths and the peer-memory decision are the ones the node gave online.
+      - Mutually exclusive with O(captured); O(proc_root) is not used.
+    type: path
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
@@ -114,7 +123,12 @@ EXAMPLES = r"""
     msg: "{{ ansible_facts.gdr.summary }}"
   when: not ansible_facts.gdr.ready
 
-- name: Judge a support bundle
+- name: Judge a support bundle of playbooks/collect.yml (the node's verdicts, offline)
+  rdma.fabric.gdr_readiness:
+    bundle: "bundles/{{ inventory_hostname }}.tar.gz"
+  delegate_to: localhost
+
+- name: Judge captured tool outputs
   rdma.fabric.gdr_readiness:
     captured:
       nvidia_smi_topo: "{{ lookup('file', 'bundle/nvidia-smi-topo.txt') }}"
@@ -205,7 +219,7 @@ ansible_facts:
           type: bool
           returned: always
         source:
-          description: V(host) or V(captured).
+          description: V(host), V(captured) or V(bundle).
           type: str
           returned: always
         errors:
@@ -227,12 +241,16 @@ def main():
             gdr_level=dict(type="str", choices=list(gdr.GDR_LEVELS), default="PXB"),
             proc_root=dict(type="path", default="/proc"),
             captured=captured_option(gdr.CAPTURED_KEYS),
+            bundle=dict(type="path"),
         ),
+        mutually_exclusive=[["captured", "bundle"]],
         supports_check_mode=True,
     )
     captured = captured_texts(module, gdr.CAPTURED_KEYS)
     try:
-        if captured is not None:
+        if module.params["bundle"]:
+            raw = gdr.read_bundle(module.params["bundle"])
+        elif captured is not None:
             raw = gdr.read_captured(module, captured)
         else:
             raw = gdr.read_host(module, module.params["proc_root"])

@@ -17,10 +17,15 @@ description:
   - An action plugin, run once on the controller (C(run_once), C(delegate_to localhost)) after
     M(rdma.fabric.rdma_health). It reads each play host's registered result (Python, linear in
     hosts) and adds a finding C(check host) for every host that could not be checked.
-  - Prints the findings as a table sorted by host, check and subject, with a summary line, and
-    writes to O(report_dir), each atomically, through the writers the drift check uses
-  - C(health.json) the findings and the run's metadata;
-  - C(health-junit.xml) one testcase per host and check, one failure per finding;
+  - Prints the findings as a table sorted by host, check and subject, then the checks that could
+    not run (each host's C(skipped_checks) of M(rdma.fabric.rdma_health), e.g. the lossless agreement
+    where lldpad does not run) in a C(skipped) section with the reason, and a summary line that
+    counts them; writes to O(report_dir), each atomically, through the writers the drift check uses
+  - C(health.json) the findings (C(records)), the skipped checks (C(skipped), each C(host), C(check),
+    C(subject), C(reason)) and the run's metadata (C(meta.skipped) counts them);
+  - C(health-junit.xml) one testcase per host and check, one failure per finding; a check that could
+    not run is a C(<skipped/>) testcase with the reason (a case of its own, C(CHECK (skipped)), when the
+    check also failed on other objects of that host);
   - C(rdma_fabric_health.prom) C(rdma_fabric_health_findings{host,check,severity}) (0 for checks
     without findings), C(rdma_fabric_health_port_findings{host,port,check}),
     C(rdma_fabric_health_port_rate{host,port,counter}), C(rdma_fabric_health_hosts_checked),
@@ -83,11 +88,16 @@ findings:
   returned: always
   type: list
   elements: dict
+skipped_checks:
+  description: The checks that could not run, sorted, each with C(host), C(check), C(subject) and C(reason).
+  returned: always
+  type: list
+  elements: dict
 summary:
-  description: The summary line.
+  description: The summary line; it ends in C(; N check(s) skipped on M host(s)) when checks could not run.
   returned: always
   type: str
-  sample: 1 of 6 hosts with findings, 2 error(s), 0 warning(s); 0 unreachable
+  sample: 1 of 6 hosts with findings, 2 error(s), 0 warning(s); 0 unreachable; 6 check(s) skipped on 6 host(s)
 unreachable:
   description: The hosts that could not be checked.
   returned: always

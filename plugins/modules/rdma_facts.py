@@ -24,6 +24,9 @@ description:
     present but fails is reported in C(errors) with its stderr; the module does not fail.
   - With O(captured) the facts are derived from captured tool outputs only (support bundles,
     tests); the host is not read at all.
+  - With O(bundle) the facts are derived from a support bundle of C(playbooks/collect.yml) - the
+    node's own sysfs and C(nvidia-smi) read, kept in the bundle, gives the facts the node gave online
+    (for the same O(gather_subset)); the host is not read at all.
   - Device lists are sorted naturally (C(mlx5_2) before C(mlx5_10)), unlike sysfs and
     C(show_gids) which list them lexicographically; device names are kept as they are.
   - Each GPU's rail is its nearest NIC (C(PIX) < C(PXB) < C(PHB) < C(NODE) < C(SYS)); when
@@ -67,6 +70,14 @@ options:
       ibdev2netdev:
         description: Output of C(ibdev2netdev) or C(ibdev2netdev -v) (netdevs, PCI addresses).
         type: str
+  bundle:
+    description:
+      - A support bundle written by C(playbooks/collect.yml) on the controller to derive the facts
+        from instead of reading the host - the node's directory (C(COLLECT_DIR/HOST)), its
+        C(health-raw.json), or its archive C(COLLECT_DIR/HOST.tar.gz).
+      - It holds everything every subset reads (also V(counters), as the node read them when collected).
+      - Mutually exclusive with O(captured).
+    type: path
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
@@ -109,6 +120,11 @@ EXAMPLES = r"""
       ibstat: "{{ lookup('file', 'bundle/ibstat.txt') }}"
   delegate_to: localhost
 
+- name: The facts of a support bundle (playbooks/collect.yml), on the controller
+  rdma.fabric.rdma_facts:
+    bundle: "bundles/{{ inventory_hostname }}.tar.gz"
+  delegate_to: localhost
+
 - name: GPU0's rail
   ansible.builtin.debug:
     msg: "{{ ansible_facts.rdma.rails[0].device }} port {{ ansible_facts.rdma.rails[0].port }}"
@@ -126,7 +142,8 @@ ansible_facts:
       type: complex
       contains:
         source:
-          description: V(host) when read from the host, V(captured) when derived from O(captured).
+          description: V(host) when read from the host, V(captured) when derived from O(captured),
+            V(bundle) when derived from O(bundle).
           type: str
           returned: always
           sample: host
@@ -198,9 +215,10 @@ ansible_facts:
           elements: str
           returned: always
         sysfs_root:
-          description: The sysfs the facts were read from (C($SYSFS_PATH), default C(/sys)); absent for captured text.
+          description: The sysfs the facts were read from (C($SYSFS_PATH), default C(/sys)); for O(bundle) the
+            node's, as the bundle records it; absent for captured text.
           type: str
-          returned: when read from the host
+          returned: when read from the host or a bundle
         errors:
           description: Tools that were present but failed, each with C(tool), C(cmd), C(rc), C(stderr) and C(msg).
           type: list
@@ -219,12 +237,14 @@ def main():
         argument_spec=dict(
             gather_subset=dict(type="list", elements="str", choices=list(SUBSETS), default=["all"]),
             captured=captured_option(CAPTURED_KEYS),
+            bundle=dict(type="path"),
         ),
+        mutually_exclusive=[["captured", "bundle"]],
         supports_check_mode=True,
     )
     captured = captured_texts(module, CAPTURED_KEYS)
     try:
-        facts = gather(module, module.params["gather_subset"], captured)
+        facts = gather(module, module.params["gather_subset"], captured, module.params["bundle"])
     except ValueError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, ansible_facts={"rdma": facts})

@@ -16,6 +16,7 @@ author: rdma.fabric contributors (@rdma-fabric)
 description:
   - Reads, in one call, what the fabric health checks need (M(rdma.fabric.rdma_facts)' devices, GID
     tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
+    C(ip -j addr show) (the RoCE netdevs' own IPv4 addresses, each of which needs a RoCE v2 GID),
     C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, an optional NCCL
     log) and returns the findings of the same checks the C(rdma.fabric.health_findings) filter runs.
   - The rate counters (pause frames, CNPs, C(rx_discards_phy), symbol errors, link downed) are sampled
@@ -54,7 +55,7 @@ options:
   lossless:
     description:
       - Read the host/switch lossless agreement inputs on RoCE ports where lldpad runs (C(lldptool -t -n -i IF),
-        C(lldptool -t -i IF), C(mlnx_qos -i IF -a)); without lldpad the check is skipped and RV(skipped) says why.
+        C(lldptool -t -i IF), C(mlnx_qos -i IF -a)); without lldpad the check is skipped and RV(skipped_checks) says why.
     type: bool
     default: true
   nccl_log:
@@ -64,7 +65,8 @@ options:
     description: The same log as text.
     type: str
   bundle:
-    description: A support bundle directory (or its C(health-raw.json)) to judge instead of the host.
+    description: A support bundle of C(playbooks/collect.yml) to judge instead of the host - the node's directory
+      (C(COLLECT_DIR/HOST)), its C(health-raw.json) or its archive C(COLLECT_DIR/HOST.tar.gz).
     type: path
   checks:
     description: Thresholds and switches of the checks (see the C(rdma.fabric.health_findings) filter).
@@ -122,12 +124,16 @@ findings:
   returned: success
 ports:
   description: Per port (C(DEV/PORT)) C(interval), C(rates) (per second), C(deltas), C(counters),
-    C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any)) and C(flaps).
+    C(gid_table) (C(size), C(used), C(free), C(occupancy), C(roce_v2_ipv4), C(ipv4_any) (IPv4 addresses of the
+    GIDs), C(ipv4_addresses) (the netdev's own IPv4 addresses from C(ip -j addr show), what the C(gid_ipv4) check
+    judges; null when unknown, e.g. a netdev of another network namespace)) and C(flaps).
   type: dict
   returned: success
-skipped:
-  description: Checks that could not run, each C(check) and C(reason) (e.g. C(lossless_agreement) without
-    lldpad running); a skipped check is no healthy verdict.
+skipped_checks:
+  description: Checks that could not run, each C(check), C(reason) and, when it concerns some objects only,
+    C(subject) (e.g. C(lossless_agreement) without lldpad running, C(gid_ipv4) for netdevs whose IPv4 addresses
+    C(ip -j addr show) does not give); a skipped check is no healthy verdict. Not named C(skipped) - Ansible
+    takes a true C(skipped) in a result for a skipped task.
   type: list
   elements: dict
   returned: success
@@ -202,7 +208,7 @@ def main():
     for finding in findings:
         finding["host"] = host
     result = dict(changed=False, findings=findings, ports=observations["ports"], source=observations["source"],
-                  skipped=_health.skipped(observations, params["checks"]), lossless=observations.get("lossless"))
+                  skipped_checks=_health.skipped(observations, params["checks"]), lossless=observations.get("lossless"))
     if params["return_raw"]:
         result["raw"] = _health_read.redact(raw)
     module.exit_json(**result)

@@ -23,6 +23,8 @@ FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `cl
   gid-full DEV[:PORT]
   sm-gone
   peermem-absent
+  addr-no-gid NETDEV ADDR/LEN
+  switch-pfc NETDEV PRIOS|none
 """
 
 

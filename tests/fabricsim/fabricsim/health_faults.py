@@ -13,6 +13,11 @@ Kept in fabricsim's fault mechanism (``faults.json``, ``fabricsim fault KIND ...
   gid-full DEV[:PORT]         the port's GID table full (extra RoCE v1/v2 GIDs, as macvlans make)
   sm-gone                     no subnet manager: every InfiniBand port's SM lid 0
   peermem-absent              nvidia_peermem not shipped: modinfo and modprobe fail, unloaded
+  addr-no-gid NETDEV ADDR/LEN an IPv4 address on the netdev that the kernel gave no GID (as when it
+                              came while the GID table was full): ``fabricsim ip -j addr`` shows it,
+                              the GID table does not (without --links)
+  switch-pfc NETDEV PRIOS     the switch port facing NETDEV advertises PFC on PRIOS (0-7, comma
+                              separated, or "none") instead of the profile's lldp_neighbour.pfc
 
 Growing sysfs counters are rewritten in sys.backing by ``tick()``: on every shim call, in the
 sysfs daemon's loop (both modes) and by ``fabricsim tick``; ethtool computes them when called.
@@ -22,7 +27,8 @@ import os
 import time
 
 GID_TABLE_SIZE = 16       # the GID indexes sysfs.build renders (sysfs.GID_TABLE)
-KINDS = ("grow", "pause-storm", "cnp-surge", "flap", "gid-full", "sm-gone", "peermem-absent")
+KINDS = ("grow", "pause-storm", "cnp-surge", "flap", "gid-full", "sm-gone", "peermem-absent", "addr-no-gid",
+         "switch-pfc")
 
 
 def _grow(faults, dev, name, rate, now):
@@ -66,6 +72,19 @@ def add(faults, prof, kind, rest, now=None):
             if not rest or not prof.nic(rest[0].split(":")[0]):
                 return "usage: fault gid-full DEV[:PORT]"
             faults.setdefault("gid_full", []).append(rest[0])
+        elif kind == "addr-no-gid":
+            if len(rest) != 2 or rest[0] not in prof.roce_netdevs():
+                return "usage: fault addr-no-gid NETDEV ADDR/PREFIX (a RoCE netdev)"
+            if ipaddress.ip_interface(rest[1]).version != 4:
+                return "fault addr-no-gid: %s is not an IPv4 address" % rest[1]
+            faults.setdefault("addr_no_gid", {}).setdefault(rest[0], []).append(rest[1])
+        elif kind == "switch-pfc":
+            if len(rest) != 2 or rest[0] not in prof.roce_netdevs():
+                return "usage: fault switch-pfc NETDEV PRIO[,PRIO...]|none (a RoCE netdev)"
+            prios = [] if rest[1] == "none" else sorted(set(int(p) for p in rest[1].split(",")))
+            if any(p < 0 or p > 7 for p in prios):
+                return "fault switch-pfc: priorities 0-7, not %s" % rest[1]
+            faults.setdefault("switch_pfc", {})[rest[0]] = prios
         elif kind in ("sm-gone", "peermem-absent"):
             faults[kind.replace("-", "_")] = True
         else:

@@ -6,6 +6,8 @@ from . import health_faults, log, state
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
          "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo"]
+# simulated but not installed as shims (the node's real tool stays first in PATH): `fabricsim ip ...`
+READ_ONLY_TOOLS = ["ip"]
 
 
 class Context(object):
@@ -20,8 +22,9 @@ class Context(object):
 
 
 def tool_module(name):
-    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod
+    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute
     return {
+        "ip": iproute,
         "mlnx_qos": mlnx_qos, "lldptool": lldptool, "ibstat": ib, "ibstatus": ib, "ibv_devinfo": ib,
         "ibdev2netdev": ib, "show_gids": ib, "cma_roce_mode": ib, "ethtool": ethtool,
         "nvidia-smi": nvsmi, "lspci": pci, "setpci": pci,
@@ -82,7 +85,7 @@ def main(argv=None):
     if name in TOOLS:
         return emit(*run_tool(name, argv[1:]))
     # "fabricsim TOOL args" runs a tool too (handy without shims)
-    if len(argv) > 1 and argv[1] in TOOLS:
+    if len(argv) > 1 and argv[1] in TOOLS + READ_ONLY_TOOLS:
         return emit(*run_tool(argv[1], argv[2:]))
     from . import cli
     return cli.main(argv[1:])

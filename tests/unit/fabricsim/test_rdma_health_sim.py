@@ -30,7 +30,7 @@ def _wire(sim, monkeypatch, tmp_path):
         return rc, out, err
 
     def get_bin_path(self, name, *args, **kwargs):
-        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS + sim_main.READ_ONLY_TOOLS else None
 
     monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
@@ -135,6 +135,9 @@ FAULTS = [
     ("hgx-h100-roce", ["flap", "mlx5_4", "0.1"], [("flap", "mlx5_4 port 1 (enp154s0np0)", "error")]),
     ("hgx-h100-roce", ["pcie-degrade", "0000:18:00.0", "16GT/s", "16"], [("pcie", "NIC mlx5_0 (0000:18:00.0)", "error")]),
     ("hgx-h100-roce", ["peermem-absent"], [("gdr", "peer memory", "error")]),
+    # ip shows an address on the netdev that has no GID: exactly that finding (the table is not full)
+    ("hgx-h100-roce", ["addr-no-gid", "enp64s0np0", "10.10.1.99/24"],
+     [("gid_ipv4", "mlx5_1 port 1 (enp64s0np0)", "error")]),
     ("dgx-h100-ib", ["sm-gone"], "every IB port"),
 ]
 
@@ -157,6 +160,11 @@ def test_each_fault_gives_exactly_its_finding(sim, monkeypatch, tmp_path, profil
         expected = ib_ports(sim)
         assert len(expected) == 8
     assert triples(result) == sorted(expected), [(f["check"], f["subject"], f["actual"]) for f in result["findings"]]
+    if fault[0] == "addr-no-gid":
+        assert result["findings"][0]["actual"] == "none for 10.10.1.99"
+        assert result["ports"]["mlx5_1/1"]["gid_table"]["ipv4_addresses"] == ["10.10.1.11", "10.10.1.99"]
+        assert result["ports"]["mlx5_1/1"]["gid_table"]["roce_v2_ipv4"] == ["10.10.1.11"]
+    assert [s["check"] for s in result["skipped_checks"]] == ["lossless_agreement"]     # no lldpad: said, not judged
 
 
 def test_flap_counted_over_runs_and_not_within_the_boot_grace(sim, monkeypatch, tmp_path):
@@ -179,7 +187,7 @@ class SimNode(object):
 
     def get_bin_path(self, name, required=False, opt_dirs=None):
         from fabricsim import main as sim_main
-        return "/usr/local/sbin/" + name if name in sim_main.TOOLS else None
+        return "/usr/local/sbin/" + name if name in sim_main.TOOLS + sim_main.READ_ONLY_TOOLS else None
 
     def run_command(self, argv, environ_update=None, check_rc=False):
         from fabricsim import main as sim_main
@@ -248,7 +256,7 @@ def test_lossless_agreement_against_the_simulated_switch(sim, monkeypatch, tmp_p
     assert triples(result) == [("lossless_agreement", "ens1f0np0 PFC", "error"),
                                ("lossless_agreement", "ens1f1np1 PFC", "error")]
     assert result["findings"][0]["diagnosis"] == "lldptool -t -n -i ens1f0np0 -V PFC; mlnx_qos -i ens1f0np0"
-    assert result["skipped"] == []
+    assert result["skipped_checks"] == []
 
 
 def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_path):
@@ -263,6 +271,154 @@ def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_pat
     assert sim.cli("lldpad", "stop") == 0
     how, result = run(monkeypatch, args)
     assert how == "exit" and result["findings"] == []
-    assert [s["check"] for s in result["skipped"]] == ["lossless_agreement"]
-    assert "lldpad is not running" in result["skipped"][0]["reason"]
-    assert result["lossless"] == {"skipped": result["skipped"][0]["reason"]}
+    assert [s["check"] for s in result["skipped_checks"]] == ["lossless_agreement"]
+    assert "lldpad is not running" in result["skipped_checks"][0]["reason"]
+    assert result["lossless"] == {"skipped": result["skipped_checks"][0]["reason"]}
+
+
+# ---------------------------------------------------------------- rdma_facts / gdr_readiness offline
+
+def _main(monkeypatch, main, args):
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", helpers._exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", helpers._fail_json)
+    from ansible.module_utils.testing import patch_module_args
+    with patch_module_args(args):
+        try:
+            main()
+        except helpers.ExitJson as exc:
+            return "exit", exc.args[0]
+        except helpers.FailJson as exc:
+            return "fail", exc.args[0]
+    raise AssertionError("no exit_json")
+
+
+def _collect(sim, monkeypatch, tmp_path, name="node1"):
+    """What playbooks/collect.yml writes: COLLECT_DIR/HOST/<bundle files> and HOST.tar.gz."""
+    import tarfile
+    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    how, result = run(monkeypatch, {"interval": 0, "state_file": "", "host": name, "return_raw": True})
+    assert how == "exit", result
+    node = tmp_path / "bundles" / name
+    node.mkdir(parents=True)
+    for entry in _health_read.bundle_files(result["raw"]):
+        (node / entry["name"]).write_text(entry["content"])
+    archive = tmp_path / "bundles" / ("%s.tar.gz" % name)
+    with tarfile.open(str(archive), "w:gz") as handle:
+        handle.add(str(node), arcname=name)
+    return node, archive
+
+
+@pytest.mark.parametrize("profile,faults", [
+    ("hgx-h100-roce", [["link-down", "mlx5_1"], ["pcie-degrade", "0000:18:00.0", "16GT/s", "16"]]),
+    ("dgx-h100-ib-misplaced", [["sm-gone"]]),
+    ("small-roce", []),
+])
+def test_rdma_facts_offline_equals_online(sim, monkeypatch, tmp_path, profile, faults):
+    from ansible_collections.rdma.fabric.plugins.modules import rdma_facts
+    healthy(sim, profile)
+    _wire(sim, monkeypatch, tmp_path)
+    for fault in faults:
+        assert sim.cli("fault", *fault) == 0
+    node, archive = _collect(sim, monkeypatch, tmp_path)
+    for subset in (["all"], ["devices", "gids"], ["devices", "pci", "counters"], ["gpus"]):
+        how, online = _main(monkeypatch, rdma_facts.main, {"gather_subset": subset})
+        assert how == "exit", online
+        online = json.loads(json.dumps(online["ansible_facts"]["rdma"]))
+        if "counters" in subset:       # counters move between two reads: compare the names
+            for device in online["devices"].values():
+                for port in device["ports"]:
+                    port["counters"] = sorted(port["counters"])
+        for source in (node, node / "health-raw.json", archive):
+            how, offline = _main(monkeypatch, rdma_facts.main, {"gather_subset": subset, "bundle": str(source)})
+            assert how == "exit", offline
+            offline = offline["ansible_facts"]["rdma"]
+            assert offline.pop("source") == "bundle" and online["source"] == "host"
+            if "counters" in subset:
+                for device in offline["devices"].values():
+                    for port in device["ports"]:
+                        port["counters"] = sorted(port["counters"])
+            for name in online["devices"]:
+                assert offline["devices"][name] == online["devices"][name], (subset, name)
+            assert offline == dict((k, v) for k, v in online.items() if k != "source"), subset
+    # the faults show in the offline facts as they did online
+    how, offline = _main(monkeypatch, rdma_facts.main, {"bundle": str(archive)})
+    ports = dict((n, d["ports"][0]) for n, d in offline["ansible_facts"]["rdma"]["devices"].items())
+    if profile == "hgx-h100-roce":
+        assert ports["mlx5_1"]["state"] == "DOWN" and ports["mlx5_0"]["state"] == "ACTIVE"
+        assert ports["mlx5_0"]["rate_gbps"] == 400
+        assert offline["ansible_facts"]["rdma"]["devices"]["mlx5_0"]["pcie"]["downgraded"] is True
+    elif profile == "dgx-h100-ib-misplaced":
+        assert ports["mlx5_0"]["sm_lid"] == 0 and ports["mlx5_0"]["link_layer"] == "InfiniBand"
+
+
+@pytest.mark.parametrize("profile", ["hgx-h100-roce", "dgx-h100-ib-misplaced", "small-roce"])
+def test_gdr_readiness_offline_equals_online(sim, monkeypatch, tmp_path, profile):
+    from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness
+    healthy(sim, profile)
+    _wire(sim, monkeypatch, tmp_path)
+    if profile == "hgx-h100-roce":
+        assert sim.cli("fault", "peermem-absent") == 0
+    node, archive = _collect(sim, monkeypatch, tmp_path)
+    for level in ("PXB", "SYS"):
+        how, online = _main(monkeypatch, gdr_readiness.main, {"gdr_level": level})
+        if how == "fail":       # e.g. no /proc/modules and no sysfs module/ here: the bundle says so too
+            assert profile == "small-roce" and "proc_root" in online["msg"]
+            how, offline = _main(monkeypatch, gdr_readiness.main, {"bundle": str(archive)})
+            assert how == "fail" and "no gdr_readiness record (%s)" % online["msg"] in offline["msg"], offline
+            return
+        assert how == "exit", online
+        online = json.loads(json.dumps(online["ansible_facts"]["gdr"]))
+        for source in (node, archive):
+            how, offline = _main(monkeypatch, gdr_readiness.main, {"gdr_level": level, "bundle": str(source)})
+            assert how == "exit", offline
+            offline = offline["ansible_facts"]["gdr"]
+            assert offline["source"] == "bundle" and online["source"] == "host"
+            assert dict(offline, source="host") == online
+    if profile == "hgx-h100-roce":
+        assert offline["peer_memory"]["method"] is None and offline["gpu_count"] == 8 and not offline["ready"]
+    elif profile == "dgx-h100-ib-misplaced":
+        redirect = [g["gpu"] for g in offline["gpus"] if g["acs_redirect"]]
+        assert redirect and "0000:5d:00.0" in offline["acs"]["targets_redirect_enabled"]
+    else:
+        assert offline["gpu_count"] == 0 and offline["summary"][0].startswith("no GPU found")
+
+
+def test_bundle_option_refuses_what_is_no_bundle(sim, monkeypatch, tmp_path):
+    from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness, rdma_facts
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other.json").write_text('{"version": 1}')
+    (tmp_path / "junk.tar.gz").write_bytes(b"\x1f\x8b not gzip")
+    for main in (rdma_facts.main, gdr_readiness.main):
+        for path, words in ((tmp_path / "empty", "no health-raw.json"), (tmp_path / "other.json", "not an rdma_health"),
+                            (tmp_path / "junk.tar.gz", "bundle=")):
+            how, result = _main(monkeypatch, main, {"bundle": str(path)})
+            assert how == "fail" and words in result["msg"] and str(path) in result["msg"], result
+        how, result = _main(monkeypatch, main, {"bundle": str(tmp_path / "empty"), "captured": {"ibstat": "x"}})
+        assert how == "fail" and "mutually exclusive" in result["msg"]
+
+
+def test_lossless_case_of_the_molecule_scenario(sim, monkeypatch, tmp_path):
+    """hgx-h100-roce as molecule/health makes it: lldpad running, every rail's PFC/ETS as the switch
+    sends them; then the switch port of enp64s0np0 enables PFC on 4 too (fault switch-pfc) and
+    mlx5_5 runs DCBX in firmware: exactly one agreement error and one unverified warning."""
+    healthy(sim, "hgx-h100-roce")
+    state_file = _wire(sim, monkeypatch, tmp_path)
+    args = {"interval": 0, "state_file": state_file, "host": "node1", "boot_grace": 0}
+    assert sim.cli("lldpad", "start") == 0
+    from fabricsim import state
+    for netdev in state.load_profile().roce_netdevs():
+        sim.out("mlnx_qos", "-i", netdev, "--pfc", "0,0,0,1,0,0,0,0", "--prio_tc", "0,0,0,3,0,0,6,0",
+                "--tsa", "ets,strict,strict,ets,strict,strict,strict,strict", "--tcbw", "50,0,0,50,0,0,0,0")
+    how, result = run(monkeypatch, args)
+    assert how == "exit" and result["findings"] == [], triples(result)
+    assert [s["check"] for s in result["skipped_checks"]] == []
+    assert sim.cli("fault", "switch-pfc", "enp64s0np0", "3,4") == 0
+    assert sim.cli("fault", "switch-pfc", "enp64s0np0", "8") != 0
+    sim.out("mlnx_qos", "-i", "enp192s0np0", "--dcbx", "fw")
+    how, result = run(monkeypatch, args)
+    assert triples(result) == [("lossless_agreement", "enp64s0np0 PFC", "error"),
+                               ("lossless_unverified", "enp192s0np0 DCBX", "warning")]
+    by_check = dict((f["check"], f) for f in result["findings"])
+    assert by_check["lossless_agreement"]["expected"] == "PFC on priorities 3 (host)"
+    assert by_check["lossless_agreement"]["actual"] == "switch: 3, 4"
+    assert "firmware-controlled" in by_check["lossless_unverified"]["actual"]

@@ -264,7 +264,8 @@ def set_tlv(o, ctx, cfg, pcfg, q, port):
 
 def neighbour_tlvs(ctx, netdev):
     nb = ctx.profile.data.get("lldp_neighbour", {})
-    mask = sum(1 << p for p in nb.get("pfc", []))
+    pfc = (ctx.profile.faults.get("switch_pfc") or {}).get(netdev, nb.get("pfc", []))   # fault switch-pfc
+    mask = sum(1 << p for p in pfc)
     return {"mac": nb.get("chassis_mac", "b8:ce:f6:00:00:01"), "willing": nb.get("willing", False),
             "PFC": {"enabled": mask, "willing": nb.get("willing", False)},
             "ETS-CFG": {"up2tc": [0, 0, 0, 3, 0, 0, 6, 0], "tcbw": [50, 0, 0, 50, 0, 0, 0, 0],

@@ -9,7 +9,9 @@ __metaclass__ = type
 
 import xml.etree.ElementTree as ET
 
-from ansible_collections.rdma.fabric.plugins.action.health_report import collect, summary
+import json
+
+from ansible_collections.rdma.fabric.plugins.action.health_report import collect, collect_skipped, summary
 from ansible_collections.rdma.fabric.plugins.module_utils import _health
 from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
 
@@ -65,3 +67,52 @@ def test_writers_on_findings():
     assert 'rdma_fabric_health_port_rate{host="clean",port="mlx5_0/1",counter="cnp_sent"} 1.5' in lines
     assert "rdma_fabric_health_hosts_checked 2" in lines and "rdma_fabric_health_hosts_unreachable 0" in lines
     assert not any(line and not line.startswith("#") and len(line.split()) != 2 for line in lines)   # no timestamps
+
+
+LLDPAD = "lldpad is not running (lldptool -t -n -i eth0: ...): the switch's PFC/ETS/APP TLVs cannot be read"
+SKIPPING = {
+    "clean": dict(RESULTS["clean"], skipped_checks=[{"check": "lossless_agreement", "reason": LLDPAD}]),
+    "sick": dict(RESULTS["sick"], findings=RESULTS["sick"]["findings"] + [_finding("gid_ipv4", "mlx5_0 port 1 (eth0)")],
+                 skipped_checks=[{"check": "gid_ipv4", "subject": "eth1", "reason": "IPv4 addresses unknown (x)"}]),
+    "gone": None,
+}
+
+
+def test_skipped_checks_in_the_table_json_and_junit():
+    findings, checked, unreachable, ports = collect(["clean", "sick", "gone"], ["clean", "sick"], SKIPPING)
+    findings = R.sort_findings(findings)
+    skipped = R.sort_records(collect_skipped(checked, SKIPPING), R.SKIP_KEYS)
+    assert skipped == [{"host": "clean", "check": "lossless_agreement", "subject": "", "reason": LLDPAD},
+                       {"host": "sick", "check": "gid_ipv4", "subject": "eth1", "reason": "IPv4 addresses unknown (x)"}]
+    assert summary(findings, checked, unreachable, skipped) == \
+        "1 of 3 hosts with findings, 2 error(s), 1 warning(s); 1 unreachable; 2 check(s) skipped on 2 host(s)"
+    # the end-of-run section: one line per skipped check with its reason
+    text = R.skipped_table(skipped).splitlines()
+    assert text[0].startswith("skipped") and text[1].split() == ["HOST", "CHECK", "SUBJECT", "REASON"]
+    assert text[3].split()[:3] == ["clean", "lossless_agreement", "lldpad"]
+    assert text[4].split()[:4] == ["sick", "gid_ipv4", "eth1", "IPv4"]
+    assert R.skipped_table([]) == ""
+    data = json.loads(R.to_json(findings, {"skipped": len(skipped)}, R.FINDING_KEYS, skipped))
+    assert data["skipped"] == skipped and data["meta"]["skipped"] == 2 and len(data["records"]) == 4
+    checks = sorted(_health.CHECKS)
+    root = ET.fromstring(R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric health",
+                                     case_key="check", message=R.finding_message, failure_type="health",
+                                     keys=R.FINDING_KEYS, skipped=skipped))
+    cases = dict(((c.get("classname"), c.get("name")), c) for c in root.iter("testcase"))
+    suite = root.find("testsuite")
+    # lossless_agreement on clean: a skipped case (not a pass); gid_ipv4 on sick failed on one port and
+    # was skipped on another: the failure stays, the skip is a case of its own
+    assert cases[("clean", "lossless_agreement")].find("skipped").get("message") == LLDPAD
+    assert cases[("clean", "lossless_agreement")].find("failure") is None
+    assert cases[("sick", "gid_ipv4")].find("failure") is not None and cases[("sick", "gid_ipv4")].find("skipped") is None
+    assert cases[("sick", "gid_ipv4 (skipped)")].find("skipped").get("message") == "eth1: IPv4 addresses unknown (x)"
+    assert suite.get("skipped") == "2" and suite.get("tests") == str(2 * len(checks) + 2) and suite.get("failures") == "4"
+    assert ("gone", "host") in cases
+
+
+def test_without_skips_the_writers_print_what_they_did():
+    # the drift check calls the writers without skipped: its output is unchanged
+    records = [{"host": "h", "area": "roce_qos", "object": "eth0", "setting": "pfc", "expected": [3], "actual": []}]
+    assert R.junit_xml(records, [("h", "roce_qos")]) == R.junit_xml(records, [("h", "roce_qos")], skipped=[])
+    assert 'skipped="0"' in R.junit_xml(records, [("h", "roce_qos")])
+    assert "skipped" not in json.loads(R.to_json(records, {}))

@@ -115,7 +115,13 @@ def test_gid_table_full_is_an_error_nearly_full_a_warning():
 
 def test_ipv4_without_roce_v2_gid():
     obs = node()
-    obs["ports"]["mlx5_0/1"]["gid_table"].update(roce_v2_ipv4=[], ipv4_any=["10.0.0.1"])
+    # the netdev's addresses (ip -j addr) are what is judged, not the GIDs' own IPv4
+    obs["ports"]["mlx5_0/1"]["gid_table"].update(ipv4_addresses=["10.0.0.1", "10.0.0.7"])
+    assert found(obs) == [("gid_ipv4", S0, "error")]
+    assert [f["actual"] for f in _health.judge(obs)] == ["none for 10.0.0.7"]
+    obs["ports"]["mlx5_0/1"]["gid_table"].update(ipv4_addresses=["10.0.0.1"], ipv4_any=["10.0.0.1", "10.9.9.9"])
+    assert found(obs) == []
+    obs["ports"]["mlx5_0/1"]["gid_table"].update(roce_v2_ipv4=[], ipv4_addresses=["10.0.0.1"])
     assert found(obs) == [("gid_ipv4", S0, "error")]
     obs["ports"]["mlx5_0/1"]["gid_table"].update(roce_v2_ipv4=[], ipv4_any=[])    # a rail with no IPv4 GID
     assert found(obs) == [("gid_ipv4", S0, "error")]
