@@ -17,7 +17,7 @@ import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils._opensm_plan import (  # noqa: F401 (filters)
-    FAMILY_MARKERS, conf_value, os_family, select_port, sm_priority, usable_ib_ports)
+    conf_value, os_family, select_port, sm_priority, usable_ib_ports)
 
 PKEY_MIN = 0x0001
 PKEY_MAX = 0x7FFF

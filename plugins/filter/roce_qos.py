@@ -19,8 +19,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_plan as P

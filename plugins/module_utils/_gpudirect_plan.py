@@ -42,7 +42,7 @@ def config_errors(config):
     message each naming the variable and the value; empty when the variables are sound."""
     if not isinstance(config, dict):
         raise PlanError("gpudirect_config_errors: expected a dict of role variables, got %s"
-                                 % type(config).__name__)
+                        % type(config).__name__)
     errors = []
     arguments = config.get("gpudirect_kernel_arguments")
     if not isinstance(arguments, list):
@@ -104,7 +104,7 @@ def plan(gdr, config):
     load, or None), files (the modules-load.d file), errors (stop the host) and notes."""
     if not isinstance(gdr, dict) or "acs" not in gdr:
         raise PlanError("gpudirect_plan: expected ansible_facts.gdr of rdma.fabric.gdr_readiness, got %r"
-                                 % (type(gdr).__name__,))
+                        % (type(gdr).__name__,))
     acs = gdr["acs"]
     targets = list(acs.get("targets") or [])
     notes, errors, files = [], [], []

@@ -85,7 +85,7 @@ def config_errors(config):
     message each naming the variable and the value; empty when they are sound."""
     if not isinstance(config, dict):
         raise PlanError("nccl_env_config_errors: expected a dict of role variables, got %s"
-                                 % type(config).__name__)
+                        % type(config).__name__)
     errors = []
     for name, low, high in RANGES:
         value = config.get(name)
@@ -304,7 +304,7 @@ def verify_errors(files, plan, extra_nics=None, owner="root", group="root"):
         return text_errors(files, plan, extra_nics)
     if not isinstance(files, dict) or not files:
         raise PlanError("nccl_env_verify_errors: expected after.files of rdma.fabric.node_files, got %r"
-                                 % (files,))
+                        % (files,))
     if not isinstance(plan, dict) or not isinstance(plan.get("text"), str):
         raise PlanError("nccl_env_verify_errors: expected the nccl_env_node result of this node")
     digest = hashlib.sha256(plan["text"].encode("utf-8")).hexdigest()

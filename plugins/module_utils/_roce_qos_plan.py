@@ -120,7 +120,7 @@ def config_errors(settings):
     """Every problem of the role's variables; [] when they are good."""
     if not isinstance(settings, dict):
         raise PlanError("roce_qos_config_errors: expected the role's settings dict, got %r"
-                                 % type(settings).__name__)
+                        % type(settings).__name__)
     errors = []
     lossless = _check(errors, V.priority, "roce_qos_lossless_priority", settings.get("lossless_priority"))
     cnp_prio = _check(errors, V.priority, "roce_qos_cnp_priority", settings.get("cnp_priority"))
@@ -221,7 +221,7 @@ def rendered_state(ports, mlnx, dcqcn, node_sysfs="/sys"):
     for line in lines[2:]:
         if not STATE_LINE_RE.fullmatch(line):
             raise PlanError("roce_qos: the boot-time state line %r holds characters the applier refuses "
-                                     "(it never expands them into an argv)" % (line,))
+                            "(it never expands them into an argv)" % (line,))
     return "\n".join(lines) + "\n"
 
 
