@@ -24,6 +24,8 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         host = task_vars.get("inventory_hostname")
+        if "areas" not in self._task.args:
+            raise AnsibleError("drift_check: areas is required (area: the role's __ROLE_drift_spec)")
         specs = self._task.args.get("areas") or {}
         if not isinstance(specs, dict):
             raise AnsibleError("drift_check: areas: expected a dict of area: spec, got %r" % (specs,))

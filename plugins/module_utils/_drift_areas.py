@@ -233,10 +233,6 @@ def readers(specs):
     return wanted
 
 
-def _truthy(value):
-    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"))
-
-
 def fill_slots(text, slots, plan):
     """A file rendered on the controller with a slot (``@NAME@``) where a value of the node's
     plan goes (``{slot: plan key}``), filled from this node's plan; a list is joined by spaces,
@@ -274,7 +270,7 @@ def plan_inputs(area, spec, facts, host):
             acs_files = [dict(f, content=fill_slots(f["content"], spec.get("slots"), plan))
                          for f in spec.get("acs_files") or []]
             files = (acs_files if plan["acs_install"] else []) + \
-                (plan["files"] if _truthy(config.get("gpudirect_peer_memory")) else [])
+                (plan["files"] if _gpudirect_plan._is_true(config.get("gpudirect_peer_memory")) else [])
             return dict(spec, area=area, errors=[], plan=plan, files=files,
                         redirect_enabled=(gdr.get("acs") or {}).get("targets_redirect_enabled") or [])
         if area == "opensm":

@@ -171,8 +171,18 @@ def check_areas(module, host, specs, facts, facts_errors):
     if failed:
         why = "; ".join("%s: %s" % kv for kv in sorted(failed.items()))
         return {"drift_records": [A.host_record(host, "gather failed: %s" % why)], "checked": sorted(specs)}
-    inputs = [A.plan_inputs(area, specs[area], facts, host) for area in A.NODE_AREAS if area in specs]
-    requests, records = A.requests_of(inputs, host)
+    inputs, records = [], []
+    for area in A.NODE_AREAS:
+        if area not in specs:
+            continue
+        try:
+            inputs.append(A.plan_inputs(area, specs[area], facts, host))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            # a spec of the wrong shape (not the role's __ROLE_drift_spec): the area's record
+            records.append(A.record(host, area, "", "config", "valid", "areas.%s: %s: %s"
+                                    % (area, type(exc).__name__, exc)))
+    requests, planned = A.requests_of(inputs, host)
+    records.extend(planned)
     entries = check_all(module, [A.module_request(r) for r in requests])
     records.extend(A.judge(host, requests, entries))
     return {"drift_records": records, "checked": [area for area in A.NODE_AREAS if area in specs]}

@@ -219,3 +219,23 @@ def test_sminfo_gets_its_own_environment_and_the_other_readers_the_tasks():
     module.run_command(["sminfo"], environ_update={"LC_ALL": "C"})
     Module().run_command(["ibstat"], environ_update={"LC_ALL": "C"})
     assert seen == [(["sminfo"], {"LC_ALL": "C", "SIM_HOST": "Hca2"}), (["ibstat"], {"LC_ALL": "C"})]
+
+
+def test_a_spec_of_the_wrong_shape_is_the_areas_config_record_not_a_traceback():
+    with mock.patch.object(_state_check, "check_all", return_value=[]):
+        out = _state_check.check_areas(None, "n1", {"roce_qos": {"lldp": False}, "nccl_env": {"config": {}}},
+                                       {"rdma": FACTS, "gdr": {}}, {})
+    roce = [r for r in out["drift_records"] if r["area"] == "roce_qos"]
+    assert len(roce) == 1 and roce[0]["setting"] == "config" and "areas.roce_qos: KeyError" in roce[0]["actual"]
+
+
+def test_the_action_refuses_a_task_without_areas():
+    from ansible.errors import AnsibleError
+    from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
+    task = mock.MagicMock()
+    task.args = {}
+    task.async_val = 0
+    plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        with pytest.raises(AnsibleError, match="areas is required"):
+            plugin.run(task_vars={"inventory_hostname": "gpu 1"})
