@@ -10,6 +10,11 @@ case once, so all see the same machine load). Cases:
 
     ping    a one-task ping play (the baseline; the ratios are to its median)
     facts   the same play with fact gathering on (what gather_facts: false saves per host)
+    burn    a one-task play whose node side only burns CPU (burn=SECONDS, default 1.6: about
+            the drift check's node CPU per host here): what the simulation alone costs the
+            controller. The nodes share its cores, and ansible's strategy loop costs CPU for as
+            long as a task runs on the nodes, so a long node side raises every figure; this case
+            has the node side without any controller work of the collection's
     drift   playbooks/drift_check.yml (all areas)
     rerun   playbooks/site.yml on converged nodes
     first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files)
@@ -18,7 +23,8 @@ A case may carry settings, NAME:key=value[+key=value]: forks=N, pipelining=true|
 strategy=linear|free|mitogen_linear|mitogen_free (the mitogen ones need
 ANSIBLE_STRATEGY_PLUGINS pointing at ansible_mitogen/plugins/strategy), poll=SECONDS (the
 strategy's internal_poll_interval: an ansible.cfg of that run), cfg=PATH (ANSIBLE_CONFIG, relative
-to the top directory, e.g. examples/ansible.cfg): the environment of that run only. A run that fails
+to the top directory, e.g. examples/ansible.cfg): the environment of that run only; play=PATH runs
+that playbook instead of the case's (an experiment's variant); burn=SECONDS (the burn case). A run that fails
 is reported and left out of the medians; the bench goes on.
 
 Per run: wall time; controller CPU (user+sys) of the whole ansible-playbook process tree,
@@ -64,15 +70,26 @@ PING_PLAY = """---
       ansible.builtin.ping:
 """
 SETTINGS = {"forks": "ANSIBLE_FORKS", "pipelining": "ANSIBLE_PIPELINING",
-            "strategy": "ANSIBLE_STRATEGY", "poll": "internal_poll_interval", "cfg": "ANSIBLE_CONFIG"}
-BASES = ("ping", "facts", "drift", "rerun", "first")
+            "strategy": "ANSIBLE_STRATEGY", "poll": "internal_poll_interval", "cfg": "ANSIBLE_CONFIG",
+            "play": "play", "burn": "burn"}
+BURN_PLAY = """---
+- name: One task that only burns node CPU (the simulation's share of the figures)
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Burn {{ bench_burn_s }} s of CPU on the node
+      ansible.builtin.command:
+        argv: [python3, -c, "import time, sys\\nt = time.process_time()\\nwhile time.process_time() - t < float(sys.argv[1]):\\n    pass", "{{ bench_burn_s }}"]
+      changed_when: false
+"""
+BASES = ("ping", "facts", "burn", "drift", "rerun", "first")
 
 
 def parse_case(text):
     name, _sep, rest = text.partition(":")
     if name not in BASES:
         raise SystemExit("bench: case %r: expected one of %s" % (text, ", ".join(BASES)))
-    env = {}
+    env, play, burn = {}, None, "1.6"
     for item in filter(None, rest.split("+")):
         key, sep, value = item.partition("=")
         if not sep or key not in SETTINGS or not value:
@@ -86,9 +103,17 @@ def parse_case(text):
             env["ANSIBLE_CONFIG"] = "[defaults]\ninternal_poll_interval = %s\n" % value
         elif key == "cfg":
             env["ANSIBLE_CONFIG"] = os.path.join(TOP, value)
+        elif key == "play":
+            play = os.path.join(TOP, value)
+        elif key == "burn":
+            try:
+                float(value)
+            except ValueError:
+                raise SystemExit("bench: case %r: burn=%r: expected seconds" % (text, value))
+            burn = value
         else:
             env[SETTINGS[key]] = value
-    return {"label": text, "base": name, "env": env}
+    return {"label": text, "base": name, "env": env, "play": play, "burn": burn}
 
 
 def read_int(path):
@@ -219,15 +244,21 @@ class Bench(object):
         self.args, self.tmp, self.count = args, tmp, 0
         self.ping_play = os.path.join(tmp, "ping.yml")
         self.facts_play = os.path.join(tmp, "facts.yml")
-        for path, gather in ((self.ping_play, "false"), (self.facts_play, "true")):
+        self.burn_play = os.path.join(tmp, "burn.yml")
+        for path, text in ((self.ping_play, PING_PLAY % "false"), (self.facts_play, PING_PLAY % "true"),
+                           (self.burn_play, BURN_PLAY)):
             with open(path, "w") as handle:
-                handle.write(PING_PLAY % gather)
+                handle.write(text)
         self.inventory = os.path.join(TOP, ".cache", "scale", "inventory-" + args.transport)
 
-    def argv(self, base):
-        play = {"ping": self.ping_play, "facts": self.facts_play, "drift": "playbooks/drift_check.yml",
-                "rerun": "playbooks/site.yml", "first": "playbooks/site.yml"}[base]
+    def argv(self, case):
+        base = case["base"]
+        play = case.get("play") or {"ping": self.ping_play, "facts": self.facts_play, "burn": self.burn_play,
+                                    "drift": "playbooks/drift_check.yml", "rerun": "playbooks/site.yml",
+                                    "first": "playbooks/site.yml"}[base]
         argv = ["ansible-playbook", "-i", self.inventory, play]
+        if base == "burn":
+            argv += ["-e", "bench_burn_s=%s" % case.get("burn", "1.6")]
         if base == "drift":
             argv += ["-e", "drift_report_dir=%s" % os.path.join(self.tmp, "drift-report")]
         return argv
@@ -249,7 +280,7 @@ class Bench(object):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         nodes_before = nodes_cpu_s()
         start = time.monotonic()
-        proc = subprocess.run(self.argv(case["base"]), cwd=TOP, env=env, preexec_fn=group.enter,
+        proc = subprocess.run(self.argv(case), cwd=TOP, env=env, preexec_fn=group.enter,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         wall = time.monotonic() - start
         group.end_leftovers()

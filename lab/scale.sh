@@ -14,9 +14,9 @@ set -euo pipefail
 
 # shellcheck source=lab/env.sh
 . "$(dirname "$0")/env.sh"
-# The fleet settings of examples/ansible.cfg unless set: forks, pipelining (the bench's
-# cases override them per run).
-export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}
+# The fleet settings: examples/ansible.cfg (forks, pipelining, ssh) unless ANSIBLE_CONFIG is set
+# (the bench's cases override settings per run).
+export ANSIBLE_CONFIG=${ANSIBLE_CONFIG:-$top/examples/ansible.cfg}
 LABEL=rdma-fabric-scale
 STATE="$top/.cache/scale"
 # Every node's cgroup under one parent: the bench reads the simulation's CPU and memory there.
@@ -116,6 +116,20 @@ inventory() {   # n
   echo "$n" >"$STATE/nodes"
 }
 
+# Each node's sysfs daemon holds an inotify instance, and the host's default of 128 per user
+# (fs.inotify.max_user_instances) is shared with everything else root runs: at 200 nodes,
+# systemd in Molecule's containers and fabricsim's watcher tests could not start beside them.
+# Raise it for this boot (not persisted) when it is short of the nodes plus 256 for the rest.
+inotify_room() {
+  local want=$(( $1 + 256 )) have
+  have=$(cat /proc/sys/fs/inotify/max_user_instances)
+  if [ "$have" -lt "$want" ]; then
+    echo "scale: fs.inotify.max_user_instances $have -> $want (the nodes' sysfs daemons hold one each; until reboot)"
+    sysctl -q -w fs.inotify.max_user_instances="$want" || {
+      echo "scale: could not raise fs.inotify.max_user_instances to $want: run as root, or raise it first" >&2; exit 1; }
+  fi
+}
+
 up() {
   local n=${1:-}
   [[ "$n" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "usage: $0 up N (N: 1..9999 nodes)" >&2; exit 2; }
@@ -127,6 +141,7 @@ up() {
   for name in $(podman ps -a --filter "label=$LABEL" --format '{{.Names}}'); do
     [ "${name#scale-}" -le "$n" ] 2>/dev/null || podman rm -f "$name" >/dev/null
   done
+  inotify_room "$n"
   echo "scale: starting $n light nodes from $img"
   export -f start_node profile_of
   export LABEL STATE CGROUP_PARENT NODE_MEMORY NODE_PIDS

@@ -31,8 +31,25 @@ def test_poll_is_an_ansible_cfg_and_cfg_a_path_under_the_top():
         B.TOP, "examples", "ansible.cfg")
 
 
+def test_play_and_burn_settings():
+    case = B.parse_case("ping:play=/tmp/variant.yml")
+    assert case["play"] == "/tmp/variant.yml" and case["env"] == {}
+    assert B.parse_case("drift:play=lab/x.yml")["play"] == os.path.join(B.TOP, "lab", "x.yml")
+    assert B.parse_case("burn")["burn"] == "1.6" and B.parse_case("burn:burn=0.5")["burn"] == "0.5"
+
+
+def test_the_burn_play_runs_a_python_loop_for_the_seconds_given():
+    import yaml
+    task = yaml.safe_load(B.BURN_PLAY)[0]["tasks"][0]
+    argv = task["ansible.builtin.command"]["argv"]
+    assert argv[:2] == ["python3", "-c"] and argv[3] == "{{ bench_burn_s }}"
+    compile(argv[2], "<burn>", "exec")
+    assert "process_time" in argv[2] and "float(sys.argv[1])" in argv[2]
+
+
 @pytest.mark.parametrize("text, needle", [
-    ("pong", "case 'pong': expected one of ping, facts, drift, rerun, first"),
+    ("pong", "case 'pong': expected one of ping, facts, burn, drift, rerun, first"),
+    ("burn:burn=long", "burn='long': expected seconds"),
     ("drift:forks", "setting 'forks'"),
     ("drift:colour=red", "setting 'colour=red'"),
     ("drift:forks=", "setting 'forks='"),

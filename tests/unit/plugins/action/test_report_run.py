@@ -27,6 +27,29 @@ def test_play_results_started_var_keeps_only_started_hosts():
     assert RR.play_results(TASK_VARS, "r", started_var="nobody")[0] == ["a", "b", "c", "d", "e"]
 
 
+class RawHostVars(dict):
+    """HostVars' two ways in: raw_get (no templating) and the templating get; counts both."""
+    def __init__(self, data):
+        super(RawHostVars, self).__init__(data)
+        self.raw, self.templated = [], []
+
+    def raw_get(self, host):
+        self.raw.append(host)
+        return dict.get(self, host, {})
+
+    def get(self, host, default=None):
+        self.templated.append(host)
+        return dict.get(self, host, default)
+
+
+def test_play_results_reads_each_host_once_without_templating():
+    hostvars = RawHostVars(HOSTVARS)
+    task_vars = dict(TASK_VARS, hostvars=hostvars)
+    hosts_all, _alive, results = RR.play_results(task_vars, "r", started_var="started")
+    assert hosts_all == ["a", "b", "c"] and results["c"] == {"failed": True, "msg": "boom"}
+    assert hostvars.raw == ["a", "b", "c", "d", "e"] and hostvars.templated == []
+
+
 def test_host_results_reasons_and_skipped():
     _all, alive, results = RR.play_results(TASK_VARS, "r")
     walk = [(h, why) for h, _r, why in RR.host_results(_all, alive, results, "k")]

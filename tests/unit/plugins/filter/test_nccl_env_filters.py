@@ -20,6 +20,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter import nccl_env as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "nccl_env")
@@ -99,8 +100,10 @@ def test_null_options_are_fine_and_unknown_names_can_be_allowed():
 
 def test_the_role_vars_pass_every_public_variable():
     with open(os.path.join(ROLE, "vars", "main.yml")) as handle:
-        names = sorted(yaml.safe_load(handle)["__nccl_env_config"])
+        read = helpers.role_dict_variables(yaml.safe_load(handle)["__nccl_env_config"])
+    names = sorted(read)
     assert names == sorted(DEFAULTS)
+    assert all(read[name] == name for name in names)    # each key is its own variable
 
 
 # ------------------------------------------------------------------ nccl_env_node

@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma.fabric.role_template: render a template of one of this collection's roles, as
+ansible.builtin.template renders it, without its deep copy of every variable per call."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: role_template
+author: rdma.fabric contributors (@rdma-fabric)
+short_description: Render a template of one of this collection's roles
+version_added: 0.3.0
+description:
+  - Renders C(ROLE/FILE) from the C(templates) directory of the rdma.fabric role C(ROLE) and
+    returns the text, the same text as P(ansible.builtin.template#lookup) returns for that
+    file (the same variables, C(ansible_managed), C(template_path) and the other template
+    variables, and the same Jinja settings).
+  - The roles' C(vars/main.yml) render the files they install with it, so a role's files come
+    out the same from a task inside the role and from one outside it (the drift check's).
+  - It is cheaper than P(ansible.builtin.template#lookup), which deep-copies every variable of
+    the host for each file it renders. At fleet size that copy was most of the drift check's
+    controller CPU (README, "Fleet scale"). The template reads the host's variables through a
+    shallow copy instead; templates never change their variables.
+  - Within one run, a file is rendered once for every distinct set of values of the variables
+    its template reads, and reused by every host with the same values (the forked workers share
+    the run's local temporary directory, removed when the run ends). A template that calls
+    C(lookup), C(query) or C(now), reads C(hostvars), C(vars) or C(template_run_date), or uses the
+    C(random), C(shuffle) or C(password_hash) filter, is rendered for every host.
+  - On an ansible-core without the 2.19 template engine it calls
+    P(ansible.builtin.template#lookup) with the same arguments.
+options:
+  _terms:
+    description:
+      - C(ROLE/FILE), for example C(roce_qos/rdma-fabric-roce-qos.service.j2).
+      - C(ROLE) is a role of rdma.fabric and C(FILE) a file name in its C(templates) directory
+        (no C(/) and no C(..)).
+    required: true
+    type: list
+    elements: str
+  template_vars:
+    description: Variables the template sees besides the host's, as for P(ansible.builtin.template#lookup).
+    type: dict
+    default: {}
+"""
+
+EXAMPLES = r"""
+- name: Show the boot-time unit the roce_qos role installs
+  ansible.builtin.debug:
+    msg: "{{ lookup('rdma.fabric.role_template', 'roce_qos/rdma-fabric-roce-qos.service.j2') }}"
+
+- name: Render the OpenSM drop-in for Red Hat
+  ansible.builtin.debug:
+    msg: >-
+      {{ lookup('rdma.fabric.role_template', 'opensm/opensm-dropin.conf.j2',
+                template_vars={'__opensm_dropin_execstart': ''}) }}
+"""
+
+RETURN = r"""
+_raw:
+  description: The text of each rendered file, in the order of the terms.
+  type: list
+  elements: str
+"""
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+from jinja2 import meta as jinja2_meta
+from jinja2 import nodes as jinja2_nodes
+
+from ansible import constants as C
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+try:   # the ansible-core 2.19 template engine, as ansible.builtin.template's lookup uses it
+    from ansible.template import trust_as_template
+    from ansible._internal._templating import _template_vars
+    from ansible._internal._templating._engine import TemplateOptions, TemplateOverrides
+except ImportError:   # older ansible-core: that lookup itself renders
+    _template_vars = None
+
+ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+_TERM = re.compile(r"([a-z][a-z0-9_]*)/([A-Za-z0-9_.@-]+)")
+# what makes a template's text depend on more than its variables' values
+_IMPURE_NAMES = frozenset(("lookup", "query", "q", "now", "template_run_date", "hostvars", "vars"))
+_IMPURE_FILTERS = frozenset(("random", "shuffle", "password_hash"))
+# ansible.builtin.template's lookup defaults
+_OVERRIDES = dict(variable_start_string="{{", variable_end_string="}}", comment_start_string="{#",
+                  comment_end_string="#}", trim_blocks=True)
+
+
+def template_path(term):
+    """ROLE/FILE -> the file's absolute path; AnsibleLookupError naming the term otherwise."""
+    match = _TERM.fullmatch(term) if isinstance(term, str) else None
+    if not match or match.group(2) in (".", ".."):
+        raise AnsibleLookupError("role_template: expected ROLE/FILE (a role of rdma.fabric and a file in its "
+                                 "templates directory), got %r" % (term,))
+    path = os.path.join(ROLES_DIR, match.group(1), "templates", match.group(2))
+    if not os.path.isfile(path):
+        raise AnsibleLookupError("role_template: %r: rdma.fabric has no such role template (looked for %s)"
+                                 % (term, path))
+    return path
+
+
+class LookupModule(LookupBase):
+
+    def run(self, terms, variables=None, **kwargs):
+        # the one option, read here (not through the option machinery: it also runs as a plain class)
+        unknown = sorted(set(kwargs) - set(["template_vars"]))
+        if unknown:
+            raise AnsibleLookupError("role_template: unknown option(s) %s (it takes template_vars)" % ", ".join(unknown))
+        extra = kwargs.get("template_vars") or {}
+        if not isinstance(extra, dict):
+            raise AnsibleLookupError("role_template: template_vars: expected a dict, got %r" % (extra,))
+        paths = [template_path(term) for term in terms]
+        variables = variables or {}
+        if _template_vars is None:
+            from ansible.plugins.loader import lookup_loader
+            template = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=self._templar)
+            return template.run(paths, variables, template_vars=extra)
+        ret = []
+        for path in paths:
+            source = trust_as_template(self._loader.get_text_file_contents(path))
+            # shallow: the template reads the host's variables and adds its own on top
+            data = dict(variables)
+            data.update(_template_vars.generate_ansible_template_vars(
+                path=os.path.basename(path), fullpath=path, include_ansible_managed="ansible_managed" not in data))
+            data.update(extra)
+            templar = self._templar.copy_with_new_env(available_variables=data, searchpath=[os.path.dirname(path)])
+            cache = _RenderCache(templar, path, source, data)
+            text = cache.get()
+            if text is None:
+                text = templar._engine.template(source, options=TemplateOptions(
+                    escape_backslashes=False, overrides=TemplateOverrides.from_kwargs(_OVERRIDES)))
+                cache.put(text)
+            ret.append(text)
+        return ret
+
+
+def template_names(environment, source):
+    """``(names, pure)``: the variables a template reads, and whether its text depends on them
+    alone (no lookup, query, now or run date, no random filter)."""
+    ast = environment.parse(source)
+    names = sorted(jinja2_meta.find_undeclared_variables(ast))
+    # every name it loads, globals (lookup, query, now) included, and every filter it calls
+    loaded = set(node.name for node in ast.find_all(jinja2_nodes.Name))
+    filters = set(node.name for node in ast.find_all(jinja2_nodes.Filter))
+    return names, not (loaded & _IMPURE_NAMES or filters & _IMPURE_FILTERS)
+
+
+class _RenderCache(object):
+    """The run's rendered role files, shared by the forked workers: the same template with the
+    same values of the variables it reads renders the same text, so a fleet of hosts that
+    share their settings renders each file once per run instead of once per host. The files
+    live in the run's local temporary directory (removed when the run ends); a template that
+    is not pure (template_names), a value that cannot be read, or no such directory, is
+    rendered every time."""
+
+    def __init__(self, templar, path, source, data):
+        self.key = None
+        try:
+            directory = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_template")
+            stat = os.stat(path)
+            ident = hashlib.sha256(("%s\0%d\0%d" % (path, stat.st_mtime_ns, stat.st_size)).encode()).hexdigest()
+            names_file = os.path.join(directory, ident + ".names.json")
+            try:
+                with open(names_file) as handle:
+                    names, pure = json.load(handle)
+            except (IOError, OSError, ValueError):
+                names, pure = template_names(templar.environment, source)
+                _write_atomic(names_file, json.dumps([names, pure]))
+            if not pure:
+                return
+            values = [(name, templar.template(data[name]) if name in data else "<absent>") for name in names]
+            digest = hashlib.sha256(json.dumps([ident, values], sort_keys=True, default=repr).encode())
+            self.key = os.path.join(directory, digest.hexdigest() + ".txt")
+        except Exception:   # noqa: BLE001 (any doubt: render it, as the builtin lookup would)
+            self.key = None
+
+    def get(self):
+        if self.key is None:
+            return None
+        try:
+            with open(self.key, encoding="utf-8", newline="") as handle:
+                return handle.read()
+        except (IOError, OSError):
+            return None
+
+    def put(self, text):
+        if self.key is not None and isinstance(text, str):
+            try:
+                _write_atomic(self.key, text)
+            except (IOError, OSError):
+                pass
+
+
+def _write_atomic(path, text):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

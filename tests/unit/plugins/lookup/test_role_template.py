@@ -1,0 +1,169 @@
+"""rdma.fabric.role_template renders every role template as ansible.builtin.template's lookup does."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from ansible.errors import AnsibleLookupError
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+
+from ansible_collections.rdma.fabric.plugins.lookup import role_template as R
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+TEMPLATES = sorted(glob.glob(os.path.join(REPO, "roles", "*", "templates", "*.j2")))
+
+
+def _defaults():
+    """Every role's defaults, as the roles' templates see them, and the plan values they use."""
+    data = {}
+    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "defaults", "main.yml"))):
+        with open(path) as handle:
+            data.update(yaml.safe_load(handle) or {})
+    data.update({
+        "__gpudirect_plan": {"acs_mask": "0034", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]},
+        "__opensm_priority": 14, "__opensm_guid": "0x0002c90300a0b0c1",
+        "__opensm_options": {"sm_priority": 14, "sweep_interval": 10, "log_flags": "0x03"},
+        "__opensm_dropin_execstart": "/usr/sbin/opensm --config /etc/opensm/opensm.conf",
+        "__health_timer_dir": "/usr/local/lib/rdma-fabric", "__health_timer_config": "/etc/rdma-fabric/health.json",
+        "inventory_hostname": "node-01",
+    })
+    return data
+
+
+def _ours(variables):
+    loader = DataLoader()
+    return R.LookupModule(loader=loader, templar=Templar(loader=loader, variables=variables))
+
+
+# Both lookups in a fresh interpreter whose plugin loader finds this collection (its filters,
+# which opensm's templates use), as under ansible-playbook: {file: [ours, builtin]}.
+RENDER_BOTH = r"""
+import json, os, sys
+from ansible.plugins.loader import init_plugin_loader, lookup_loader
+init_plugin_loader([sys.argv[1]])
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+given = json.load(sys.stdin)
+variables, extra = given["variables"], given["template_vars"]
+loader = DataLoader()
+templar = Templar(loader=loader, variables=variables)
+ours = lookup_loader.get("rdma.fabric.role_template", loader=loader, templar=templar)
+builtin = lookup_loader.get("ansible.builtin.template", loader=loader, templar=templar)
+out = {}
+for path in sys.argv[2:]:
+    term = path.split(os.sep)[-3] + "/" + os.path.basename(path)
+    out[term] = [ours.run([term], variables, template_vars=extra)[0],
+                 builtin.run([path], variables, template_vars=extra)[0]]
+print(json.dumps(out))
+"""
+
+
+def test_the_roles_have_templates_to_compare():
+    assert len(TEMPLATES) >= 10
+
+
+def render_both(paths, template_vars=None):
+    given = {"variables": _defaults(), "template_vars": template_vars or {}}
+    proc = subprocess.run([sys.executable, "-c", RENDER_BOTH, os.path.join(REPO, ".cache", "collections")] + paths,
+                          input=json.dumps(given), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_each_role_template_renders_as_the_builtin_lookup():
+    rendered = render_both(TEMPLATES)
+    assert len(rendered) == len(TEMPLATES)
+    for term, (ours, builtin) in sorted(rendered.items()):
+        assert ours == builtin, term
+        assert ours.strip() and "{{" not in ours and "{%" not in ours, term
+
+
+def test_template_vars_reach_the_template_as_with_the_builtin():
+    path = os.path.join(REPO, "roles", "opensm", "templates", "opensm-dropin.conf.j2")
+    rendered = render_both([path], {"__opensm_dropin_execstart": "/usr/libexec/opensm-launch"})
+    ours, builtin = rendered["opensm/opensm-dropin.conf.j2"]
+    assert ours == builtin and "/usr/libexec/opensm-launch" in ours
+
+
+def test_the_hosts_variables_are_not_changed():
+    variables = _defaults()
+    before = dict(variables)
+    ours = _ours(variables)
+    ours.run(["roce_qos/rdma-fabric-roce-qos.service.j2"], variables)
+    assert variables == before and "template_path" not in variables
+
+
+@pytest.mark.parametrize("term", ["roce_qos", "roce_qos/", "Roce/x.j2", "roce_qos/../defaults/main.yml",
+                                  "roce_qos/sub/x.j2", "roce_qos/..", "/etc/passwd", 7])
+def test_a_bad_term_is_an_error_naming_it(term):
+    with pytest.raises(AnsibleLookupError, match="role_template: expected ROLE/FILE.*%s" % repr(term).replace(".", r"\.")):
+        R.template_path(term)
+
+
+def test_a_missing_template_is_an_error_naming_it_and_the_path():
+    with pytest.raises(AnsibleLookupError, match=r"'roce_qos/nope\.j2'.*roles/roce_qos/templates/nope\.j2"):
+        R.template_path("roce_qos/nope.j2")
+
+
+def test_an_unknown_option_or_bad_template_vars_is_an_error():
+    variables = _defaults()
+    ours = _ours(variables)
+    with pytest.raises(AnsibleLookupError, match="unknown option.*trim_blocks"):
+        ours.run(["roce_qos/rdma-fabric-roce-qos.service.j2"], variables, trim_blocks=False)
+    with pytest.raises(AnsibleLookupError, match="template_vars: expected a dict, got 'x'"):
+        ours.run(["roce_qos/rdma-fabric-roce-qos.service.j2"], variables, template_vars="x")
+
+
+# The run's render cache: two hosts with the same values of what a template reads get the text
+# rendered once; a value it reads that differs renders again; one it does not read does not.
+CACHE_RUN = r"""
+import json, os, sys
+from ansible import constants as C
+from ansible.plugins.loader import init_plugin_loader, lookup_loader
+init_plugin_loader([sys.argv[1]])
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+variables = json.load(sys.stdin)
+loader = DataLoader()
+directory = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_template")
+term = "gpudirect/rdma-fabric-acs.service.j2"
+def render(**changed):
+    data = dict(variables, **changed)
+    ours = lookup_loader.get("rdma.fabric.role_template", loader=loader, templar=Templar(loader=loader, variables=data))
+    text = ours.run([term], data)[0]
+    return text, sorted(f for f in os.listdir(directory) if f.endswith(".txt"))
+out = [render(), render(), render(unrelated_variable="x"), render(gpudirect_acs_script_path="/opt/acs.sh")]
+print(json.dumps(out))
+"""
+
+
+def test_the_run_renders_each_distinct_file_once():
+    proc = subprocess.run([sys.executable, "-c", CACHE_RUN, os.path.join(REPO, ".cache", "collections")],
+                          input=json.dumps(_defaults()), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (first, files1), (second, files2), (unrelated, files3), (changed, files4) = json.loads(proc.stdout)
+    assert len(files1) == 1 and files2 == files1 and files3 == files1    # hits: nothing new rendered
+    assert second == first and unrelated == first
+    assert len(files4) == 2 and "/opt/acs.sh" in changed and "/opt/acs.sh" not in first
+
+
+@pytest.mark.parametrize("source, pure", [
+    ("{{ a }} {% for x in b %}{{ x | upper }}{% endfor %}", True),
+    ("{{ lookup('pipe', 'date') }}", False),
+    ("{{ query('file', a) }}", False),
+    ("{{ now() }}", False),
+    ("{{ template_run_date }}", False),
+    ("{{ hostvars[a].b }}", False),
+    ("{{ b | random }}", False),
+    ("{{ b | shuffle | first }}", False),
+])
+def test_template_names_and_purity(source, pure):
+    loader = DataLoader()
+    names, got = R.template_names(Templar(loader=loader).environment, source)
+    assert got is pure
+    if pure:
+        assert names == ["a", "b"]
