@@ -173,7 +173,7 @@ class _RenderCache(object):
                 with open(names_file) as handle:
                     names, pure = json.load(handle)
             except (IOError, OSError, ValueError):
-                names, pure = template_names(templar.environment, source)
+                names, pure = template_names(templar._engine.environment, source)
                 _write_atomic(names_file, json.dumps([names, pure]))
             if not pure:
                 return
