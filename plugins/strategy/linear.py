@@ -27,27 +27,31 @@ description:
   - The figures are in the collection's README ("Fleet scale"); C(examples/ansible.cfg) sets it.
   - A task with C(throttle) below C(forks) whose throttled workers are all busy while others are
     free waits as the builtin strategy does.
-  - On an ansible-core whose strategy lacks the internals this one wraps, the plays still run:
-    it falls back to the builtin waits.
+  - It wraps internals of ansible-core 2.19 (the workers list and the results deque). Where
+    those are not what it expects, it waits as the builtin strategy does.
 notes:
+  - ansible-core 2.19 prints a deprecation warning for every strategy plugin outside
+    C(ansible.builtin), once per run; it says such plugins have no compatibility guarantee and
+    may stop being loadable in a later release. When that happens, set C(strategy = linear)
+    again, and the plays run as before, at the controller cost of the builtin.
   - Select it with C(strategy = rdma.fabric.linear) in C(ansible.cfg), C(ANSIBLE_STRATEGY), or
     C(strategy:) on a play.
 """
 
 EXAMPLES = r"""
-# ansible.cfg of a control node for fleets
-# [defaults]
-# forks = 50
-# strategy = rdma.fabric.linear
+# In the ansible.cfg of a control node for fleets (examples/ansible.cfg):
+#   [defaults]
+#   forks = 50
+#   strategy = rdma.fabric.linear
+# or for one run (the drift check and health plays follow the configured strategy):
+#   ANSIBLE_STRATEGY=rdma.fabric.linear ansible-playbook -i INVENTORY rdma.fabric.drift_check
 
-- name: Drift check over the fleet
-  hosts: all
+- name: Converge the fleet's RoCE QoS
+  hosts: gpu_nodes
   strategy: rdma.fabric.linear
   gather_facts: false
-  tasks:
-    - name: Check every managed area
-      ansible.builtin.import_role:
-        name: rdma.fabric.drift_check
+  roles:
+    - rdma.fabric.roce_qos
 """
 
 import os
@@ -121,7 +125,10 @@ class StrategyModule(_LinearStrategy):
         # While every slot is busy the builtin loop would spin until one ends; after this wait
         # its first pass finds the ended one.
         while True:
-            sentinels, full = busy_sentinels(self._workers)
+            try:
+                sentinels, full = busy_sentinels(self._workers)
+            except (AttributeError, TypeError, ValueError):
+                break   # not the workers this strategy knows: the builtin loop waits
             if not full:
                 break
             _wait_for(sentinels, timeout=SAFETY_TIMEOUT)

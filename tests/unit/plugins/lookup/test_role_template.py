@@ -163,7 +163,7 @@ def test_the_run_renders_each_distinct_file_once():
 ])
 def test_template_names_and_purity(source, pure):
     loader = DataLoader()
-    names, got = R.template_names(Templar(loader=loader).environment, source)
+    names, got = R.template_names(Templar(loader=loader)._engine.environment, source)
     assert got is pure
     if pure:
         assert names == ["a", "b"]
