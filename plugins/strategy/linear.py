@@ -73,8 +73,8 @@ class _WakingDeque(deque):
         super(_WakingDeque, self).__init__(items)
         self._wake_fd = wake_fd
 
-    def append(self, item):
-        super(_WakingDeque, self).append(item)
+    def append(self, x):
+        super(_WakingDeque, self).append(x)
         try:
             os.write(self._wake_fd, b"r")
         except (BlockingIOError, OSError):
