@@ -14,22 +14,28 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("areas",))
+    _VALID_ARGS = frozenset(("areas", "area_groups"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         host = task_vars.get("inventory_hostname")
-        if "areas" not in self._task.args:
-            raise AnsibleError("drift_check: areas is required (area: the role's __ROLE_drift_spec)")
-        specs = self._task.args.get("areas") or {}
-        if not isinstance(specs, dict):
-            raise AnsibleError("drift_check: areas: expected a dict of area: spec, got %r" % (specs,))
-        specs = dict((k, v) for k, v in specs.items() if v)
+        args = self._task.args
+        if ("areas" in args) == ("area_groups" in args):
+            raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
+                               "and area_groups (area: the inventory group it applies to)")
+        if "area_groups" in args:
+            specs = self._specs_of_groups(args.get("area_groups"), host, task_vars)
+        else:
+            specs = args.get("areas") or {}
+            if not isinstance(specs, dict):
+                raise AnsibleError("drift_check: areas: expected a dict of area: spec, got %r" % (specs,))
+            specs = dict((k, v) for k, v in specs.items() if v)
         unknown = sorted(set(specs) - set(A.NODE_AREAS))
         if unknown:
             raise AnsibleError("drift_check: areas: %s not one of %s" % (", ".join(unknown), ", ".join(A.NODE_AREAS)))
@@ -39,9 +45,14 @@ class ActionModule(ActionBase):
         result.update(changed=False, drift_records=[], checked=[])
         if not specs:
             return result
+        if "opensm" in specs:
+            # opensm.conf holds the SM_Key: the result (its records) is not shown, as no_log
+            result["_ansible_no_log"] = True
         probe = self._execute_module("rdma.fabric.state_check", task_vars=task_vars,
                                      module_args={"areas": specs, "host": host, "return_facts": False})
         if probe.get("unreachable"):
+            if result.get("_ansible_no_log"):
+                probe["_ansible_no_log"] = True
             return probe
         if probe.get("failed"):
             result["drift_records"] = [A.host_record(host, "state_check failed: %s" % probe.get("msg"))]
@@ -49,3 +60,37 @@ class ActionModule(ActionBase):
             return result
         result.update(drift_records=probe.get("drift_records") or [], checked=probe.get("checked") or [])
         return result
+
+    def _specs_of_groups(self, area_groups, host, task_vars):
+        """area_groups (area: group) -> {area: spec} for the areas whose group holds the host,
+        each spec the role's __AREA_drift_spec as templating it returns: only the host's own
+        areas cost."""
+        if not isinstance(area_groups, dict):
+            raise AnsibleError("drift_check: area_groups: expected a dict of area: inventory group, got %r"
+                               % (area_groups,))
+        groups = task_vars.get("groups") or {}
+        specs = {}
+        get = _role_specs.getter(self._templar, task_vars)
+        render = None
+        for area, group in sorted(area_groups.items()):
+            if area not in A.NODE_AREAS:
+                raise AnsibleError("drift_check: area_groups: %r not one of %s" % (area, ", ".join(A.NODE_AREAS)))
+            if not isinstance(group, str) or not group:
+                raise AnsibleError("drift_check: area_groups.%s: expected an inventory group name, got %r"
+                                   % (area, group))
+            if host not in (groups.get(group) or ()):
+                continue
+            name = "__%s_drift_spec" % area
+            if name not in task_vars:
+                raise AnsibleError("drift_check: area_groups.%s: %s is undefined (import_role the role "
+                                   "rdma.fabric.%s with tasks_from: drift_spec before this task)" % (area, name, area))
+            built = _role_specs.built_var(task_vars[name])
+            if built is None:
+                specs[area] = self._templar.template(task_vars[name])
+                continue
+            # the role's lookup, built here: one getter for every area (a variable two areas
+            # read is templated once), no template to compile
+            if render is None:
+                render = _role_specs.renderer(self._loader, self._templar, task_vars)
+            specs[area] = _role_specs.build(built, get, render)
+        return specs

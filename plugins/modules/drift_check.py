@@ -17,7 +17,7 @@ description:
   - An action plugin. Per host it makes one M(rdma.fabric.state_check) call for every area and
     returns one record C({host, area, object, setting, expected, actual}) per smallest setting
     that differs. Nothing is written on the node.
-  - Each area of O(areas) (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)) goes as its role's
+  - Each area (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)) goes as its role's
     spec, the role's settings and the files rendered from its templates on the controller,
     with slots for what only the node knows (the port GUID, the OS family's paths, the ACS
     bridges). The node reads the facts, decides with the roles' own planners (the code the
@@ -29,13 +29,20 @@ description:
   - Used by C(playbooks/drift_check.yml) (and C(site.yml), which converges only what it
     finds); M(rdma.fabric.drift_report) writes the fleet's reports.
 options:
+  area_groups:
+    description:
+      - Area name to the inventory group whose hosts it applies to. For each area whose group
+        holds the host, the action templates the role's C(__ROLE_drift_spec) variable (for
+        example C(__roce_qos_drift_spec)), exposed by an C(import_role) of the role's
+        C(drift_spec) tasks, which run nothing. An area of another group costs nothing.
+      - C(playbooks/drift_check.yml) uses it. Exactly one of O(area_groups) and O(areas).
+    type: dict
   areas:
     description:
-      - Area name to spec; the spec of each is its role's C(__ROLE_drift_spec) variable (for
-        example C(__roce_qos_drift_spec)), exposed by an C(import_role) of the role's
-        C(drift_spec) tasks, which run nothing. Empty entries are ignored.
+      - Area name to spec, each templated by the task (for example
+        C({{ __roce_qos_drift_spec }})). Empty entries are ignored.
+      - Exactly one of O(area_groups) and O(areas).
     type: dict
-    required: true
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
@@ -70,6 +77,14 @@ EXAMPLES = r"""
   rdma.fabric.drift_check:
     areas:
       roce_qos: "{{ __roce_qos_drift_spec }}"
+  register: drift_check_result
+
+- name: Check each host's areas, by the groups they apply to (as playbooks/drift_check.yml does)
+  rdma.fabric.drift_check:
+    area_groups:
+      roce_qos: roce_nodes
+      nccl_env: gpu_nodes
+      gpudirect: gpu_nodes
   register: drift_check_result
 """
 

@@ -475,9 +475,8 @@ def test_boot_applier_never_expands_a_line_into_argv(tmp_path):
 
 def test_the_roce_qos_files_have_explicit_modes():
     """Every file the roce_qos role installs names its mode (node_files writes them atomically, root:root)."""
-    import yaml
-    with open(os.path.join(REPO, "roles", "roce_qos", "vars", "main.yml")) as handle:
-        files = yaml.safe_load(handle)["__roce_qos_files"]
-    assert files and all(str(f.get("mode")) in ("0644", "0755") for f in files), files
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
+    files = _role_specs.roce_qos_files(None, lambda term, extra=None: "text of " + term)
+    assert files and all(f["mode"] in ("0644", "0755") for f in files), files
     with open(os.path.join(REPO, "roles", "roce_qos", "tasks", "persist.yml")) as handle:
         assert "'content': __roce_qos.state_file, 'mode': '0644'" in handle.read()

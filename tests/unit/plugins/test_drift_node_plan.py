@@ -13,6 +13,7 @@ import yaml
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils import _state_check
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
 
 FACTS = {"device_names": ["mlx5_0"], "devices": {
     "mlx5_0": {"ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "eth2"}]}}}
@@ -71,8 +72,7 @@ def _acs_render(plan):
 
 
 def test_acs_script_rendered_with_slots_and_filled_on_the_node_is_the_roles_text():
-    role_vars = _yaml("roles/gpudirect/vars/main.yml")
-    slot_plan, slots = role_vars["__gpudirect_slot_plan"], role_vars["__gpudirect_drift_spec"]["slots"]
+    slot_plan, slots = role_specs.gpudirect_slot_plan(), role_specs.GPUDIRECT_SLOTS
     real = {"acs_mask": "0034", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]}
     filled = A.fill_slots(_acs_render(slot_plan), slots, real)
     assert filled == _acs_render(real)
@@ -80,9 +80,8 @@ def test_acs_script_rendered_with_slots_and_filled_on_the_node_is_the_roles_text
 
 
 def test_every_plan_value_the_acs_templates_use_has_a_slot():
-    role_vars = _yaml("roles/gpudirect/vars/main.yml")
-    slots = role_vars["__gpudirect_drift_spec"]["slots"]
-    slot_plan = role_vars["__gpudirect_slot_plan"]
+    slots = role_specs.GPUDIRECT_SLOTS
+    slot_plan = role_specs.gpudirect_slot_plan()
     used = set()
     for name in ("rdma-fabric-acs.sh.j2", "rdma-fabric-acs.service.j2"):
         with open("roles/gpudirect/templates/" + name) as handle:
@@ -229,13 +228,87 @@ def test_a_spec_of_the_wrong_shape_is_the_areas_config_record_not_a_traceback():
     assert len(roce) == 1 and roce[0]["setting"] == "config" and "areas.roce_qos: KeyError" in roce[0]["actual"]
 
 
-def test_the_action_refuses_a_task_without_areas():
-    from ansible.errors import AnsibleError
+def _action(args, templated=None):
     from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
     task = mock.MagicMock()
-    task.args = {}
+    task.args = args
     task.async_val = 0
-    plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+    templar = mock.MagicMock()
+    templar.template.side_effect = lambda value: dict(value, templated=True)
+    return ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar, shared_loader_obj=None)
+
+
+@pytest.mark.parametrize("args", [{}, {"areas": {}, "area_groups": {}}])
+def test_the_action_takes_one_of_areas_and_area_groups(args):
+    from ansible.errors import AnsibleError
     with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
-        with pytest.raises(AnsibleError, match="areas is required"):
-            plugin.run(task_vars={"inventory_hostname": "gpu 1"})
+        with pytest.raises(AnsibleError, match="expected one of areas .* and area_groups"):
+            _action(args).run(task_vars={"inventory_hostname": "gpu 1"})
+
+
+GROUP_VARS = {"inventory_hostname": "gpu1", "groups": {"roce_nodes": ["gpu1", "gpu2"], "sm_nodes": ["sm1"]},
+              "__roce_qos_drift_spec": {"lldp": False}, "__opensm_drift_spec": {"role": "master"}}
+
+
+def test_area_groups_template_only_the_hosts_own_areas():
+    plugin = _action({"area_groups": {"roce_qos": "roce_nodes", "opensm": "sm_nodes", "gpudirect": "gpu_nodes"}})
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+            mock.patch.object(plugin, "_execute_module", return_value={"drift_records": [], "checked": ["roce_qos"]}) as run:
+        out = plugin.run(task_vars=GROUP_VARS)
+    assert out["checked"] == ["roce_qos"] and out["drift_records"] == []
+    sent = run.call_args.kwargs["module_args"]
+    assert sent["areas"] == {"roce_qos": {"lldp": False, "templated": True}} and sent["host"] == "gpu1"
+    # the SM node's spec was never templated, nor the gpudirect one (no such group)
+    assert [c.args[0] for c in plugin._templar.template.call_args_list] == [{"lldp": False}]
+
+
+def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
+    plugin = _action({"area_groups": {"roce_qos": "roce_nodes", "nccl_env": "roce_nodes"}})
+    task_vars = dict(GROUP_VARS, __roce_qos_drift_spec="{{ lookup('rdma.fabric.role_spec', 'roce_qos_drift_spec') }}",
+                     __nccl_env_drift_spec=" {{ lookup('rdma.fabric.role_spec', 'nccl_env_drift_spec') }}\n")
+    built = []
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+            mock.patch.object(plugin, "_execute_module", return_value={"drift_records": [], "checked": []}) as run, \
+            mock.patch.object(role_specs, "renderer", return_value="render"), \
+            mock.patch.object(role_specs, "build", side_effect=lambda name, get, render: built.append((name, get, render)) or {name: 1}):
+        plugin.run(task_vars=task_vars)
+    assert run.call_args.kwargs["module_args"]["areas"] == {"roce_qos": {"roce_qos_drift_spec": 1},
+                                                           "nccl_env": {"nccl_env_drift_spec": 1}}
+    assert sorted(name for name, _get, _render in built) == ["nccl_env_drift_spec", "roce_qos_drift_spec"]
+    assert built[0][1] is built[1][1] and built[0][2] == "render"      # one getter for both
+    assert not plugin._templar.template.called
+
+
+@pytest.mark.parametrize("host, hidden", [("sm1", True), ("gpu1", False)])
+def test_the_result_of_a_host_checked_for_opensm_is_hidden_as_no_log(host, hidden):
+    """opensm.conf holds the SM_Key: the task needs no no_log expression per host."""
+    plugin = _action({"area_groups": {"roce_qos": "roce_nodes", "opensm": "sm_nodes"}})
+    for probe in ({"drift_records": [], "checked": ["opensm"]}, {"unreachable": True, "msg": "no route"}):
+        with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+                mock.patch.object(plugin, "_execute_module", return_value=dict(probe)):
+            out = plugin.run(task_vars=dict(GROUP_VARS, inventory_hostname=host))
+        assert out.get("_ansible_no_log", False) is hidden, (probe, out)
+
+
+def test_area_groups_of_a_host_in_no_group_check_nothing():
+    plugin = _action({"area_groups": {"roce_qos": "roce_nodes"}})
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+            mock.patch.object(plugin, "_execute_module") as run:
+        out = plugin.run(task_vars=dict(GROUP_VARS, inventory_hostname="login1"))
+    assert out == {"changed": False, "drift_records": [], "checked": []} and not run.called
+
+
+@pytest.mark.parametrize("area_groups, message", [
+    ("roce_nodes", "area_groups: expected a dict of area: inventory group, got 'roce_nodes'"),
+    ({"qos": "roce_nodes"}, "area_groups: 'qos' not one of opensm, roce_qos, nccl_env, gpudirect"),
+    ({"roce_qos": ["roce_nodes"]}, r"area_groups.roce_qos: expected an inventory group name, got \['roce_nodes'\]"),
+    ({"nccl_env": "roce_nodes"}, "area_groups.nccl_env: __nccl_env_drift_spec is undefined .*tasks_from: drift_spec"),
+])
+def test_bad_area_groups_are_errors_naming_the_field_and_value(area_groups, message):
+    from ansible.errors import AnsibleError
+    plugin = _action({"area_groups": area_groups})
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
+            mock.patch.object(plugin, "_execute_module") as run:
+        with pytest.raises(AnsibleError, match=message):
+            plugin.run(task_vars=GROUP_VARS)
+    assert not run.called

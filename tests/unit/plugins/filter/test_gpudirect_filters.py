@@ -18,6 +18,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.filter import gpudirect as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
 from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
 from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import raw
 
@@ -45,7 +46,8 @@ def test_defaults_have_no_error():
 
 def test_the_role_vars_name_every_variable_the_filters_read():
     with open(os.path.join(ROLE, "vars", "main.yml")) as handle:
-        variables = helpers.role_dict_variables(yaml.safe_load(handle)["__gpudirect_config"])
+        assert yaml.safe_load(handle)["__gpudirect_config"] == "{{ lookup('rdma.fabric.role_spec', 'gpudirect_config') }}"
+    variables = role_specs.gpudirect_config(lambda name, *default: name)
     names = sorted(variables)
     assert all(variables[name] == name for name in names)    # each key is its own variable
     read = sorted(name for name in DEFAULTS if name in names)

@@ -20,6 +20,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter import nccl_env as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
 from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
 
@@ -100,10 +101,10 @@ def test_null_options_are_fine_and_unknown_names_can_be_allowed():
 
 def test_the_role_vars_pass_every_public_variable():
     with open(os.path.join(ROLE, "vars", "main.yml")) as handle:
-        read = helpers.role_dict_variables(yaml.safe_load(handle)["__nccl_env_config"])
-    names = sorted(read)
-    assert names == sorted(DEFAULTS)
-    assert all(read[name] == name for name in names)    # each key is its own variable
+        assert yaml.safe_load(handle)["__nccl_env_config"] == "{{ lookup('rdma.fabric.role_spec', 'nccl_env_config') }}"
+    read = role_specs.nccl_env_config(lambda name, *default: name)
+    assert sorted(read) == sorted(DEFAULTS)
+    assert all(read[name] == name for name in read)    # each key is its own variable
 
 
 # ------------------------------------------------------------------ nccl_env_node

@@ -1,0 +1,199 @@
+"""rdma.fabric.role_spec: the roles' settings dicts, files and drift specs, built in Python from
+the host's variables, as an ansible-playbook run reads them (role defaults, inventory values
+that are templates, `| bool` conversion, files rendered by rdma.fabric.role_template)."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from ansible.errors import AnsibleError, AnsibleUndefinedVariable
+
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as S
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+NAMES = sorted(S.SPECS)
+
+
+def _defaults(role):
+    with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+PLAY = """
+- hosts: gpu1
+  gather_facts: false
+  tasks:
+    - {import_role: {name: rdma.fabric.roce_qos, tasks_from: drift_spec}}
+    - {import_role: {name: rdma.fabric.nccl_env, tasks_from: drift_spec}}
+    - {import_role: {name: rdma.fabric.gpudirect, tasks_from: drift_spec}}
+    - name: Every name, and the role_template text of a file, as the run sees them
+      ansible.builtin.debug:
+        msg:
+          specs: "{{ dict(names | zip(query('rdma.fabric.role_spec', *names))) }}"
+          vars: {settings: "{{ __roce_qos_settings }}", drift: "{{ __roce_qos_drift_spec }}",
+                 gpudirect: "{{ __gpudirect_drift_spec }}", nccl: "{{ __nccl_env_config }}"}
+          apply_sh: "{{ lookup('rdma.fabric.role_template', 'roce_qos/rdma-fabric-roce-qos-apply.sh.j2') }}"
+          acs_files: "{{ __gpudirect_acs_files }}"
+      vars:
+        names: %s
+        # what the role's preflight sets before it installs the ACS files
+        __gpudirect_plan: {acs_mask: "0034", acs_bridges: ["0000:17:00.0", "0000:18:02.0"]}
+""" % json.dumps(NAMES)
+
+# inventory values the way operators write them: a template, a yes/no string, an override
+INVENTORY = """
+all:
+  hosts:
+    gpu1:
+      ansible_connection: local
+      ansible_python_interpreter: %s
+      roce_qos_trust: "{{ 'ds' ~ 'cp' }}"
+      roce_qos_lldp: "no"
+      roce_qos_roce_dscp: 24
+      gpudirect_acs_script_path: /opt/rdma/acs.sh
+      nccl_env_environment_file: /etc/nccl.env
+""" % sys.executable
+
+
+def _run(tmp_path, play=PLAY):
+    (tmp_path / "play.yml").write_text(play)
+    (tmp_path / "inventory.yml").write_text(INVENTORY)
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+                           str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, env=env, check=False)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    proc = _run(tmp_path_factory.mktemp("role_spec"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)["plays"][0]["tasks"][-1]["hosts"]["gpu1"]
+    return result["msg"]
+
+
+def test_every_name_builds_in_a_run(run):
+    assert sorted(run["specs"]) == NAMES
+    assert run["acs_files"] == run["specs"]["gpudirect_acs_files"]
+    # the role vars are those lookups
+    assert run["vars"] == {"settings": run["specs"]["roce_qos_settings"], "drift": run["specs"]["roce_qos_drift_spec"],
+                           "gpudirect": run["specs"]["gpudirect_drift_spec"], "nccl": run["specs"]["nccl_env_config"]}
+
+
+def test_roce_qos_settings_are_the_role_variables_templated_and_converted(run):
+    defaults = _defaults("roce_qos")
+    settings = run["specs"]["roce_qos_settings"]
+    expected = dict((key, defaults["roce_qos_" + key]) for key in S.ROCE_QOS_SETTINGS)
+    expected.update(trust="dscp", roce_dscp=24)
+    expected.update((key, bool(defaults["roce_qos_" + key])) for key in S.ROCE_QOS_FLAGS)
+    # "no" is false, as `| bool` reads it; nccl_env's roce_dscp default follows roce_qos's
+    expected.update(lldp=False, nccl_roce_dscp=24)
+    assert settings == expected
+
+
+def test_every_roce_qos_variable_is_a_setting_or_steers_the_role():
+    read = set("roce_qos_" + key for key in S.ROCE_QOS_SETTINGS + S.ROCE_QOS_FLAGS)
+    # the rest steer the role's run (facts, failure handling, persistence), not what it sets
+    steering = set(["roce_qos_refresh_facts", "roce_qos_fail_on_drift", "roce_qos_rollback_on_failure",
+                    "roce_qos_persist", "roce_qos_persist_dir"])
+    assert set(_defaults("roce_qos")) == read | steering and not read & steering
+
+
+def test_the_drift_specs_files_are_the_role_templates_text(run):
+    drift = run["specs"]["roce_qos_drift_spec"]
+    assert drift["settings"] == run["specs"]["roce_qos_settings"]
+    assert drift["lldp"] is False and drift["persist"] is True
+    assert drift["state_file"] == _defaults("roce_qos")["roce_qos_persist_dir"] + "/desired.conf"
+    assert [f["path"] for f in drift["files"]] == [path for path, _term, _mode in S.ROCE_QOS_FILES]
+    assert drift["files"][0]["content"] == run["apply_sh"] and drift["files"] == run["specs"]["roce_qos_files"]
+    assert drift["units"] == run["specs"]["roce_qos_units"] == [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]
+
+
+def test_the_gpudirect_spec_renders_its_acs_files_with_slots(run):
+    spec = run["specs"]["gpudirect_drift_spec"]
+    assert [f["path"] for f in spec["acs_files"]] == ["/opt/rdma/acs.sh", _defaults("gpudirect")["gpudirect_unit_dir"] + "/rdma-fabric-acs.service"]
+    script = spec["acs_files"][0]["content"]
+    assert "MASK=@RDMA_FABRIC_ACS_MASK@" in script and 'BRIDGES="@RDMA_FABRIC_ACS_BRIDGES@"' in script
+    # the role's own files: its plan
+    assert [f["path"] for f in run["acs_files"]] == [f["path"] for f in spec["acs_files"]]
+    assert "MASK=0034" in run["acs_files"][0]["content"] and "0000:17:00.0 0000:18:02.0" in run["acs_files"][0]["content"]
+    assert spec["slots"] == S.GPUDIRECT_SLOTS and run["specs"]["gpudirect_slot_plan"] == S.gpudirect_slot_plan()
+    assert sorted(spec["config"]) == sorted(S.GPUDIRECT_CONFIG)
+    assert spec["config"]["gpudirect_acs_script_path"] == "/opt/rdma/acs.sh"
+    backend = _defaults("gpudirect")["gpudirect_kernel_backend"]
+    assert spec["kernel_cmdline"]["backend"] == backend and spec["kernel_cmdline"]["proc_cmdline"] == "/proc/cmdline"
+
+
+def test_the_nccl_env_spec_has_the_paths_and_every_variable(run):
+    spec = run["specs"]["nccl_env_drift_spec"]
+    defaults = _defaults("nccl_env")
+    assert spec["paths"] == [defaults["nccl_env_conf_path"], "/etc/nccl.env"]
+    assert spec["owner"] == defaults["nccl_env_file_owner"] and spec["group"] == defaults["nccl_env_file_group"]
+    assert sorted(spec["config"]) == sorted(defaults)
+    assert spec["config"]["nccl_env_roce_dscp"] == 24    # its default, a template over roce_qos's
+
+
+def test_an_undefined_variable_is_an_error_naming_it(tmp_path):
+    play = """
+- hosts: gpu1
+  gather_facts: false
+  tasks:
+    - ansible.builtin.debug:
+        msg: "{{ lookup('rdma.fabric.role_spec', 'roce_qos_settings') }}"
+"""
+    proc = _run(tmp_path, play)
+    assert proc.returncode != 0 and "the variable 'roce_qos_interfaces' is undefined" in proc.stdout
+
+
+def test_get_templates_values_and_takes_a_default():
+    class Templar(object):
+        def template(self, value):
+            return value.upper() if isinstance(value, str) else value
+    get = S.getter(Templar(), {"a": "x", "b": 3})
+    assert get("a") == "X" and get("b") == 3 and get("c", None) is None
+    with pytest.raises(AnsibleUndefinedVariable, match="'c' is undefined"):
+        get("c")
+
+
+@pytest.mark.parametrize("name", ["roce_qos", "ROCE_QOS_SETTINGS", ""])
+def test_an_unknown_name_is_an_error_naming_it(name):
+    with pytest.raises(AnsibleError, match="%r is not one of gpudirect_acs_files, " % name):
+        S.build(name, None, None)
+
+
+def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
+    """The settings dicts have one home (the builders): no role's vars spell them again."""
+    for path in glob.glob(os.path.join(REPO, "roles", "*", "vars", "main.yml")):
+        with open(path) as handle:
+            text = handle.read()
+        for name in S.ROCE_QOS_SETTINGS[:3] + S.NCCL_ENV_CONFIG[:3] + S.GPUDIRECT_CONFIG[:3]:
+            assert "'%s':" % name not in text and "'%s':" % name.replace("roce_qos_", "") not in text, (path, name)
+
+
+def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
+    role_vars = {}
+    for role in ("roce_qos", "nccl_env", "gpudirect"):
+        with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
+            role_vars.update(yaml.safe_load(handle))
+    for name in NAMES:
+        assert role_vars["__" + name] == S.lookup_expression(name), name
+        assert S.built_var(role_vars["__" + name]) == name
+    assert S.built_var("{{ lookup('rdma.fabric.role_spec', 'roce_qos_settings') | combine({}) }}") is None
+    assert S.built_var({"a": 1}) is None
+
+
+def test_get_templates_each_variable_once():
+    calls = []
+
+    class Templar(object):
+        def template(self, value):
+            calls.append(value)
+            return value
+    get = S.getter(Templar(), {"nccl_env_roce_dscp": "{{ roce_qos_roce_dscp }}"})
+    assert get("nccl_env_roce_dscp") == get("nccl_env_roce_dscp") and len(calls) == 1
