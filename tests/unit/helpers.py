@@ -133,21 +133,3 @@ def run_one_object(run_many, args, identity=("interface",), **kwargs):
         res["diff"] = res["diff"][0]
     return kind, res
 
-
-def role_dict_variables(text):
-    """A role var written as one Jinja dict expression (``{{ {'key': variable | filter, ...} }}``)
-    -> ``{key: the variable its value reads}``; AssertionError for a value that reads more than
-    one variable or anything but a variable."""
-    import jinja2
-    from jinja2 import nodes
-
-    found = list(jinja2.Environment().parse(text).find_all(nodes.Dict))
-    assert found, "not a dict expression: %r" % (text,)
-    out = {}
-    for pair in found[0].items:
-        names = [n.name for n in pair.value.find_all(nodes.Name)]
-        if isinstance(pair.value, nodes.Name):
-            names = [pair.value.name]
-        assert len(names) == 1, "%s reads %s" % (pair.key.value, names)
-        out[pair.key.value] = names[0]
-    return out

@@ -272,8 +272,8 @@ def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
             mock.patch.object(role_specs, "renderer", return_value="render"), \
             mock.patch.object(role_specs, "build", side_effect=lambda name, get, render: built.append((name, get, render)) or {name: 1}):
         plugin.run(task_vars=task_vars)
-    assert run.call_args.kwargs["module_args"]["areas"] == {"roce_qos": {"roce_qos_drift_spec": 1},
-                                                           "nccl_env": {"nccl_env_drift_spec": 1}}
+    sent = run.call_args.kwargs["module_args"]["areas"]
+    assert sent == {"roce_qos": {"roce_qos_drift_spec": 1}, "nccl_env": {"nccl_env_drift_spec": 1}}
     assert sorted(name for name, _get, _render in built) == ["nccl_env_drift_spec", "roce_qos_drift_spec"]
     assert built[0][1] is built[1][1] and built[0][2] == "render"      # one getter for both
     assert not plugin._templar.template.called

@@ -19,7 +19,6 @@ from ansible_collections.rdma.fabric.plugins.filter import gpudirect as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
 from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
-from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import raw
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "gpudirect")

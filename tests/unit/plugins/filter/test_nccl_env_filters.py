@@ -21,7 +21,6 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.filter import nccl_env as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
-from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "nccl_env")
