@@ -132,4 +132,3 @@ def run_one_object(run_many, args, identity=("interface",), **kwargs):
         assert len(res["diff"]) == 1
         res["diff"] = res["diff"][0]
     return kind, res
-
