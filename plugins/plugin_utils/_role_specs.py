@@ -226,7 +226,7 @@ SPECS = {
 
 def build(name, get, render):
     """The named dict or list (a key of SPECS); AnsibleError naming it otherwise."""
-    builder = SPECS.get(name)
+    builder = SPECS.get(name) if isinstance(name, str) else None
     if builder is None:
         raise AnsibleError("rdma.fabric.role_spec: %r is not one of %s" % (name, ", ".join(sorted(SPECS))))
     return builder(get, render)
