@@ -34,13 +34,14 @@ def collect(hosts_all, hosts_alive, results):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("report_dir", "result_var", "started_var", "fail_on_drift", "title"))
+    _VALID_ARGS = frozenset(("report_dir", "report_mode", "result_var", "started_var", "fail_on_drift", "title"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = self._task.args
         report_dir = RR.report_dir("drift_report", args)
+        mode = RR.report_mode("drift_report", args, task_vars)
         results = RR.play_results(task_vars, args.get("result_var") or "drift_check_result",
                                   started_var=args.get("started_var") or "drift_check_started")
         records, checked, unreachable = collect(*results)
@@ -55,7 +56,7 @@ class ActionModule(ActionBase):
         RR.write_reports("drift_report", report_dir, [
             ("drift.json", R.to_json(records, meta)),
             ("drift-junit.xml", R.junit_xml(records, checked)),
-            ("rdma_fabric_drift.prom", R.prometheus(records, checked, unreachable, now, info))])
+            ("rdma_fabric_drift.prom", R.prometheus(records, checked, unreachable, now, info))], mode)
         RR.show(args.get("title") or "rdma.fabric drift check", R.table(records) if records else "", meta["summary"],
                 report_dir)
         areas = {}

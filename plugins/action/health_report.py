@@ -66,13 +66,14 @@ def summary(findings, checked, unreachable, skipped=()):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("report_dir", "result_var", "fail_on", "title"))
+    _VALID_ARGS = frozenset(("report_dir", "report_mode", "result_var", "fail_on", "title"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         args = self._task.args
         report_dir = RR.report_dir("health_report", args)
+        mode = RR.report_mode("health_report", args, task_vars)
         fail_on = args.get("fail_on", "error")
         if fail_on not in FAIL_ON:
             raise AnsibleError("health_report: fail_on=%r: one of %s" % (fail_on, ", ".join(FAIL_ON)))
@@ -93,7 +94,7 @@ class ActionModule(ActionBase):
                          skipped=skipped)),
             ("rdma_fabric_health.prom",
              R.prometheus_health(findings, checked, unreachable, now,
-                                 {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))])
+                                 {"inventory": meta["inventory"], "limit": meta["limit"]}, checks, ports))], mode)
         table = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else ""
         if skipped:
             table = (table + "\n" if table else "") + R.skipped_table(skipped)

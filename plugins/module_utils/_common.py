@@ -15,6 +15,8 @@ __metaclass__ = type
 import errno
 import os
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio
+
 # Tools print localized numbers and messages otherwise; parsers expect the C locale.
 C_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
 
@@ -128,11 +130,12 @@ def check_name(field, value, what="interface", max_len=IFNAME_MAX):
     return value
 
 
-def read_text(path):
-    """The text of the file at ``path``, or None when it cannot be read (missing, no permission)."""
+def read_text(path, limit=16 * 1024 * 1024):
+    """The text of the regular file at ``path`` (at most ``limit`` bytes), or None when it
+    cannot be read (missing, no permission, a symlink, a FIFO or device, too big):
+    ``_fileio.read_text``, which never follows a symlink nor blocks on a FIFO."""
     try:
-        with open(path) as handle:
-            return handle.read()
+        return _fileio.read_text(path, limit)
     except (IOError, OSError):
         return None
 

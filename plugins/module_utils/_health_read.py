@@ -19,12 +19,11 @@ import json
 import re
 import os
 import socket
-import tempfile
 import time
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _gdr_readiness, _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _fileio, _gdr_readiness, _ibv_devinfo
 from ansible_collections.rdma.fabric.plugins.module_utils import _iproute
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _secrets, _sm_info
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_text, run_tool, sysfs_path, sysfs_root
 
 RAW_VERSION = _bundle.RAW_VERSION
@@ -72,21 +71,41 @@ def read_state(path):
 
 
 def write_state(path, state):
-    """Atomically (temp file in the same directory, then rename); creates the directory."""
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".health-state.", dir=directory)
+    """Atomically (``_fileio.write_atomic``: temp file in the same directory, fsync, rename, no
+    symlink followed), mode 0644; creates the directory (0755)."""
+    text = json.dumps(state, sort_keys=True, indent=1) + "\n"
+    _fileio.write_atomic(path, text, 0o644, make_dirs=0o755)
+
+
+def observe(module, params, save_state=True):
+    """``(raw, observations)``: ``read_host`` then ``derive``. With ``save_state`` and a
+    ``state_file``, the read of the flap state, the derivation and the write of the new state
+    happen under the state's lock (``_fileio.locked``), so the node timer and an Ansible run
+    that race never lose each other's flap events."""
+    path = (params.get("state_file") or None) if save_state else None
+    if path:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+    with _fileio.locked(path):
+        raw = read_host(module, params)
+        observations, state = derive(raw, params.get("flap_window", 21600), params.get("boot_grace", 600))
+        if path:
+            write_state(path, state)
+    return raw, observations
+
+
+# An NCCL debug log can grow to gigabytes: its last 16 MiB are read (the newest lines).
+NCCL_LOG_LIMIT = 16 * _fileio.MiB
+
+
+def read_nccl_log(path):
+    """The last ``NCCL_LOG_LIMIT`` bytes of the NCCL log at ``path``: a regular file only (no
+    symlink followed, no FIFO opened); ValueError naming ``nccl_log`` and the reason."""
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(state, handle, sort_keys=True, indent=1)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        return _fileio.read_text(path, NCCL_LOG_LIMIT, tail=True, what="nccl_log=%r:" % path)
+    except OSError as exc:
+        raise ValueError(str(exc) if isinstance(exc, _fileio.FileError) else "nccl_log=%r: cannot be read: %s" % (path, exc))
 
 
 # what rdma_health keeps of ``mlnx_qos -i IF -a`` (the NIC's own lossless settings)
@@ -196,9 +215,7 @@ def read_host(module, params):
     raw["lldp"] = read_lossless(module, devices) if params.get("lossless", True) else None
     raw["nccl_log"] = params.get("nccl_log_text")
     if raw["nccl_log"] is None and params.get("nccl_log"):
-        raw["nccl_log"] = read_text(params["nccl_log"])
-        if raw["nccl_log"] is None:
-            raise ValueError("nccl_log=%r: cannot be read" % params["nccl_log"])
+        raw["nccl_log"] = read_nccl_log(params["nccl_log"])
     uptime = read_text("/proc/uptime")
     raw["uptime"] = float(uptime.split()[0]) if uptime else None
     raw["boot_id"] = (read_text("/proc/sys/kernel/random/boot_id") or "").strip() or None
@@ -412,19 +429,13 @@ def derive_lossless(lldp, errors):
 
 # ---------------------------------------------------------------- support bundle
 
-_SECRET = re.compile(r"(?im)^(?P<lead>.*?\b(?:sm_?key|m_?key|smkey|mkey|password|secret|token)\b\s*[:=.]*\s*)(?P<value>\S.*)$")
-
-
 def redact(value):
-    """``value`` (raw, nested) with the value of every secret-looking line replaced
-    (``sm_key``/``M_Key``, passwords, tokens: nothing secret leaves the node)."""
-    if isinstance(value, dict):
-        return dict((k, redact(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return _SECRET.sub(lambda m: m.group("lead") + "<redacted>", value)
-    return value
+    """``value`` (raw, nested) with every secret hidden by ``_secrets`` (the one list: OpenSM's
+    ``sm_key``, ``sa_key``, ``m_key``, ``cc_key``, any ``*_key``, passwords, tokens, secrets,
+    credentials), in every text layout (``name value``, ``NAME=value``, ``"name": "value"``,
+    ``SM_Key.....value``, anywhere in a line) and under a dict key that is such a name: nothing
+    secret leaves the node; the names stay visible."""
+    return _secrets.redact(value)
 
 
 def _safe(name):

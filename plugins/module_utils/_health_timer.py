@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _report
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _health, _health_read, _report
 
 SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
@@ -60,13 +60,11 @@ def run(config, module=None):
     params = {"interval": config.get("interval", 5), "state_file": config.get("state_file"),
               "sm": config.get("sm", True), "gdr": config.get("gdr", True),
               "lossless": config.get("lossless", True), "nccl_log": config.get("nccl_log")}
-    raw = _health_read.read_host(module, params)
-    observations, state = _health_read.derive(raw, config.get("flap_window", 21600), config.get("boot_grace", 600))
+    params.update(flap_window=config.get("flap_window", 21600), boot_grace=config.get("boot_grace", 600))
+    raw, observations = _health_read.observe(module, params)
     findings = _health.judge(observations, checks)
     for finding in findings:
         finding["host"] = host
-    if params["state_file"]:
-        _health_read.write_state(params["state_file"], state)
     text = _report.prometheus_health(_report.sort_findings(findings), [host], [], time.time(), {"source": "timer"},
                                      sorted(_health.CHECKS), {host: observations["ports"]})
     return findings, text
@@ -77,14 +75,11 @@ def main(argv):
         sys.stderr.write("usage: rdma-fabric-health --config FILE\n")
         return 2
     try:
-        with open(argv[1]) as handle:
-            config = json.load(handle)
+        config = json.loads(_fileio.read_text(argv[1], 4 * _fileio.MiB, what="config"))
         findings, text = run(config)
         if config.get("textfile"):
-            directory = os.path.dirname(config["textfile"])
-            if directory and not os.path.isdir(directory):
-                os.makedirs(directory, 0o755)
-            _report.write_atomic(config["textfile"], text)
+            # 0644: node_exporter's textfile collector reads it under its own account
+            _fileio.write_atomic(config["textfile"], text, 0o644, make_dirs=0o755)
         else:
             sys.stdout.write(text)
     except (IOError, OSError, ValueError) as exc:

@@ -16,8 +16,9 @@ __metaclass__ = type
 
 import json
 import os
-import tempfile
 import xml.etree.ElementTree as ET
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio
 
 RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
 # health findings (rdma.fabric.rdma_health, the health_findings filter)
@@ -274,18 +275,7 @@ def prometheus_health(findings, checked_hosts, unreachable_hosts, timestamp, inf
     return "\n".join(out + _run_series(prefix, sorted(checked_hosts), unreachable_hosts, timestamp, info)) + "\n"
 
 
-def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same directory and rename."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def write_atomic(path, text, mode=0o644):
+    """Write ``text`` to ``path`` with ``mode`` through ``_fileio.write_atomic`` (temp file in
+    the same directory, mode set on the descriptor, fsync, rename: no symlink followed)."""
+    _fileio.write_atomic(path, text, mode)

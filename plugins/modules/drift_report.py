@@ -28,11 +28,9 @@ description:
     C(rdma_fabric_drift_hosts_checked), C(rdma_fabric_drift_hosts_unreachable),
     C(rdma_fabric_drift_last_run_timestamp_seconds) and C(rdma_fabric_drift_info).
   - Fails when there is any record and O(fail_on_drift) is true, so the run's exit code is non-zero.
+extends_documentation_fragment:
+  - rdma.fabric.reports
 options:
-  report_dir:
-    description: Directory for the reports (created when missing).
-    type: path
-    required: true
   result_var:
     description: The variable each host registered the drift_check result in.
     type: str

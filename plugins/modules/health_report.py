@@ -32,11 +32,9 @@ description:
     C(rdma_fabric_health_hosts_unreachable), C(rdma_fabric_health_last_run_timestamp_seconds)
     and C(rdma_fabric_health_info).
   - Fails on any finding of severity V(error) (O(fail_on)), so the run's exit code is non-zero.
+extends_documentation_fragment:
+  - rdma.fabric.reports
 options:
-  report_dir:
-    description: Directory for the reports (created when missing).
-    type: path
-    required: true
   result_var:
     description: The variable each host registered the rdma_health result in.
     type: str

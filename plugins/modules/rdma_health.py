@@ -193,17 +193,14 @@ def main():
             raw = _health_read.read_bundle(params["bundle"])
             if params["nccl_log_text"] is not None:
                 raw["nccl_log"] = params["nccl_log_text"]
+            observations = _health_read.derive(raw, params["flap_window"], params["boot_grace"])[0]
         else:
-            raw = _health_read.read_host(module, params)
-        observations, state = _health_read.derive(raw, params["flap_window"], params["boot_grace"])
+            raw, observations = _health_read.observe(module, params, save_state=not module.check_mode)
         findings = _health.judge(observations, params["checks"])
     except (ValueError, ToolError) as exc:
         module.fail_json(msg=str(getattr(exc, "msg", exc)))
-    if not params["bundle"] and params["state_file"] and not module.check_mode:
-        try:
-            _health_read.write_state(params["state_file"], state)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="state_file=%r: cannot be written: %s" % (params["state_file"], exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="state_file=%r: cannot be locked or written: %s" % (params["state_file"], exc))
     host = params["host"] or raw.get("hostname") or socket.gethostname()
     for finding in findings:
         finding["host"] = host

@@ -89,13 +89,32 @@ def meta(task_vars, now, version=False):
     return out
 
 
-def write_reports(action, directory, files):
-    """Write ``[(file name, text)]`` into ``directory`` (made if missing), each atomically;
-    a failure is an AnsibleError naming ``action`` and the directory."""
+def report_mode(action, args, task_vars):
+    """The mode of the report files: the action's ``report_mode``, else the inventory's
+    ``rdma_fabric_report_mode``, else 0640 (octal string like C("0640") or an int)."""
+    value = args.get("report_mode")
+    name = "report_mode"
+    if value is None:
+        value, name = task_vars.get("rdma_fabric_report_mode"), "rdma_fabric_report_mode"
+    if value is None or value == "":
+        return 0o640
     try:
-        os.makedirs(directory, exist_ok=True)
+        mode = int(value, 8) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        mode = -1
+    if isinstance(value, bool) or not 0 <= mode <= 0o777:
+        raise AnsibleError("%s: %s=%r: not a file mode (an octal string such as '0640')" % (action, name, value))
+    return mode
+
+
+def write_reports(action, directory, files, mode=0o640):
+    """Write ``[(file name, text)]`` into ``directory`` (made 0750 if missing), each atomically
+    with ``mode`` (``_fileio.write_atomic``: set on the descriptor, whatever the umask; no
+    symlink followed); a failure is an AnsibleError naming ``action`` and the directory."""
+    try:
+        os.makedirs(directory, 0o750, exist_ok=True)
         for name, text in files:
-            R.write_atomic(os.path.join(directory, name), text)
+            R.write_atomic(os.path.join(directory, name), text, mode)
     except (IOError, OSError) as exc:
         raise AnsibleError("%s: writing the reports to %s failed: %s" % (action, directory, exc))
 
