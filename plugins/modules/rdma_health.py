@@ -149,7 +149,10 @@ source:
   returned: success
 raw:
   description: Everything read (with O(return_raw)); a support bundle's C(health-raw.json). Secret-looking
-    values (C(sm_key), M_Key, passwords, tokens) are redacted.
+    values are redacted, their names kept (the one list of module_utils/_secrets.py, with OpenSM's C(sm_key),
+    C(sa_key), C(m_key), C(cc_key), any C(*_key) but the partition key, passwords, tokens, secrets and
+    credentials; in every text layout, such as C(NAME=value) in the NCCL log and /proc/cmdline,
+    C(name value), JSON).
   type: dict
   returned: when return_raw
 """
