@@ -21,6 +21,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
+
 
 def record(host, area, obj, setting, expected, actual):
     return {"host": host, "area": area, "object": obj, "setting": setting, "expected": expected, "actual": actual}
@@ -137,23 +141,65 @@ def nccl_env_requests(inputs, host):
              "config": {"files": files, "units": []}, "judge": judge}]
 
 
-SECRET_KEYS = ("sm_key", "m_key")
+# opensm.conf's secrets are what the one list (_secrets) says: OpenSM's keys (these) and any
+# other *_key (a vendor's), never shown, not even a digit of them.
+SECRET_KEYS = _secrets.OPENSM_KEYS
+HIDDEN = "(hidden, differs)"
+_OPTION_LINE = re.compile(r"[ \t]*(?P<name>[^ \t]+)[ \t]*(?P<value>.*)\Z", re.S)
+_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_KEY_LIKE = re.compile(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{8,}")
 
 
 def _opensm_options(text):
-    """opensm.conf as ``{key: value}``: ``key value`` lines, ``#`` comments (opensm's own parser)."""
+    """opensm.conf as ``{name: value}``, read as OpenSM reads it (osm_subn_parse_conf_file):
+    ``#`` starts a comment anywhere on a line, the name is the first word (split on spaces and
+    tabs: ``sm_key<TAB>0x..`` is the name ``sm_key``), the value the rest without its blanks and
+    one pair of quotes around it (clean_val); the last line of a name wins."""
     options = {}
     for line in (text or "").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
+        found = _OPTION_LINE.match(line.split("#", 1)[0])
+        if not found:
             continue
-        key, _sep, value = line.partition(" ")
-        options[key] = value.strip()
+        value = found.group("value").strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        options[found.group("name")] = value
     return options
 
 
 def _hidden(key, value):
-    return "(hidden, differs)" if key in SECRET_KEYS and value is not None else value
+    return _secrets.hide(key, value, HIDDEN)
+
+
+def _setting(key):
+    """The record's setting for a name of opensm.conf: the name; for a line that is no option
+    name (a key on a line of its own, ``sa_key=0x..``), the line with its secrets and every
+    value that could be a key hidden."""
+    if _OPTION_NAME.match(key):
+        return key
+    return _KEY_LIKE.sub("(hidden)", _secrets.redact_text(key, "(hidden)"))
+
+
+def _mask(records, secrets):
+    """``records`` with every known secret value hidden wherever it stands (a last guard: the
+    records of a broken file must not print a key either)."""
+    secrets = sorted((s for s in secrets if len(s) >= _secrets.MIN_SECRET_LENGTH), key=len, reverse=True)
+    if not secrets:
+        return records
+
+    def clean(value):
+        if isinstance(value, str):
+            for secret in secrets:
+                value = value.replace(secret, "(hidden)")
+        return value
+    return [dict((k, clean(v)) for k, v in r.items()) for r in records]
+
+
+def _conf_secrets(options, text):
+    """The secret values of an opensm.conf: those of its secret names and any secret its lines
+    (comments left out, as OpenSM leaves them) hold in another layout."""
+    lines = "\n".join(line.split("#", 1)[0] for line in (text or "").splitlines())
+    return set(v for k, v in options.items() if _secrets.is_secret(k)) | _secrets.secret_values(lines)
 
 
 def opensm_requests(inputs, host):
@@ -190,10 +236,13 @@ def opensm_requests(inputs, host):
             if path == config_file:
                 expected = _opensm_options(wanted[path]["content"])
                 found = _opensm_options(have.get("content"))
+                conf = []
                 for key in sorted(set(expected) | set(found)):
                     if expected.get(key) != found.get(key):
-                        records.append(record(host, "opensm", path, key, _hidden(key, expected.get(key)),
-                                              _hidden(key, found.get(key))))
+                        conf.append(record(host, "opensm", path, _setting(key), _hidden(key, expected.get(key)),
+                                           _hidden(key, found.get(key))))
+                records.extend(_mask(conf, _conf_secrets(expected, wanted[path]["content"])
+                                     | _conf_secrets(found, have.get("content"))))
             elif have.get("checksum") != want.get("checksum"):
                 records.append(record(host, "opensm", path, "content", want.get("checksum"), have.get("checksum")))
             for key in ("mode", "owner", "group"):
