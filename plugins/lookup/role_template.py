@@ -69,7 +69,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 
 from jinja2 import meta as jinja2_meta
 from jinja2 import nodes as jinja2_nodes
@@ -77,6 +76,8 @@ from jinja2 import nodes as jinja2_nodes
 from ansible import constants as C
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _secrets
 
 try:   # the ansible-core 2.19 template engine, as ansible.builtin.template's lookup uses it
     from ansible.template import trust_as_template
@@ -193,7 +194,8 @@ class _RenderCache(object):
             return None
 
     def put(self, text):
-        if self.key is not None and isinstance(text, str):
+        # a text that holds a secret (opensm.conf's keys) is never written to the controller's disk
+        if self.key is not None and isinstance(text, str) and _secrets.redact_text(text) == text:
             try:
                 _write_atomic(self.key, text)
             except (IOError, OSError):
@@ -201,15 +203,4 @@ class _RenderCache(object):
 
 
 def _write_atomic(path, text):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _fileio.write_atomic(path, text, 0o600, make_dirs=0o700)

@@ -37,9 +37,9 @@ __metaclass__ = type
 import glob
 import os
 import re
-import tempfile
+import stat
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _kernel_args as ka
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
 from ansible_collections.rdma.fabric.plugins.module_utils._kernel_args import (
     edited_words, plan_edits, split_kernel_cmdline, word_name,
@@ -488,22 +488,22 @@ def read_state(module, backend, grub_file, grubby=None):
 
 
 def write_file_atomic(module, path, text):
-    """Write ``text`` to a temporary file next to ``path`` (fsync'ed, mode 0644 unless the
-    file exists) and atomic_move it in place: an existing file keeps its owner and mode, a
-    reader never sees half a file, and a failure leaves the previous file in place."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".rdma-fabric.tmp", dir=directory)
+    """Write ``text`` to ``path`` through ``_fileio.write_atomic`` (a temporary file next to
+    it, mode and owner set on its descriptor, fsync, rename; no symlink followed): an existing
+    file keeps its mode, owner and SELinux context (a new one is 0644), a reader never sees
+    half a file, and a failure leaves the previous file in place."""
+    mode, uid, gid, context = 0o644, None, None, None
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-            if not os.path.exists(path):
-                os.fchmod(handle.fileno(), 0o644)
-        module.atomic_move(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode):
+            mode, uid, gid = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid
+            if module.selinux_enabled():
+                context = module.selinux_context(path)
+    except OSError:
+        pass
+    _fileio.write_atomic(path, text, mode, uid, gid)
+    if context:
+        module.set_context_if_different(path, context, False)
 
 
 def resolve_update_command(module, update_command):

@@ -6,9 +6,9 @@
 One object: ``{files: {path: ...}, units: {name: ...}}``. ``read`` is the only I/O seam: a
 stat and a read of each file, and for all units together one ``systemctl is-enabled`` and
 one ``systemctl is-active`` call. ``plan`` is the pure compare; a converged node gets the
-reads only. Files are written atomically (a temporary file in the same directory, fsync,
-mode and owner set, then ``rename``), so a reader never sees half a file and a failed
-write leaves the previous file in place.
+reads only. Files are written with ``_fileio.write_atomic`` (a temporary file in the same
+directory, mode and owner set on its descriptor, fsync, then ``rename``; no symlink
+followed), so a reader never sees half a file and a failed write leaves the previous file.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,8 +21,8 @@ import os
 import pwd
 import re
 import stat
-import tempfile
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, run_tool
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
@@ -30,6 +30,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resou
 UNIT_RE = re.compile(r"[A-Za-z0-9:_.\\@-]+\.(service|timer|socket|path|target|mount)")
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system")
 DIFF_MAX = 65536
+READ_MAX = 64 * 1024 * 1024
 
 
 def checksum(data):
@@ -120,10 +121,9 @@ def read_file(path, with_content=False):
         raise ToolError("%s exists but is not a regular file (%s): refusing to replace it"
                         % (path, "a directory" if stat.S_ISDIR(st.st_mode) else "a link or special file"))
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _fileio.read_regular(path, READ_MAX)
     except (IOError, OSError) as exc:
-        raise ToolError("reading %s failed: %s" % (path, os.strerror(exc.errno) if exc.errno else exc))
+        raise ToolError("reading %s failed: %s" % (path, exc))
     owner, group = _owner_names(st)
     state = {"state": "present", "checksum": checksum(data), "mode": stat.S_IMODE(st.st_mode),
              "owner": owner, "group": group, "dir": True}
@@ -230,31 +230,43 @@ def predict(want, have):
     return after
 
 
-def write_atomic(path, data, mode, owner, group):
-    """Write ``data`` to ``path`` through a temporary file in the same directory and rename."""
-    directory = os.path.dirname(path)
+def _ids(path, owner, group):
     try:
-        uid = pwd.getpwnam(owner).pw_uid
-        gid = grp.getgrnam(group).gr_gid
+        return pwd.getpwnam(owner).pw_uid, grp.getgrnam(group).gr_gid
     except KeyError as exc:
         raise ToolError("%s: no such user or group %s" % (path, exc))
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+
+
+def write_atomic(path, data, mode, owner, group):
+    """Write ``data`` to ``path`` through ``_fileio.write_atomic`` (a temporary file in the
+    same directory, mode and owner set on its descriptor, fsync, rename: no symlink followed)."""
+    uid, gid = _ids(path, owner, group)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), mode)
-            if os.geteuid() == 0:
-                os.fchown(handle.fileno(), uid, gid)
-        os.rename(tmp, path)
-    except (IOError, OSError) as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise ToolError("writing %s failed: %s (the previous file, if any, is unchanged)"
-                        % (path, os.strerror(exc.errno) if exc.errno else exc))
+        _fileio.write_atomic(path, data, mode, uid, gid)
+    except OSError as exc:
+        raise ToolError("%s" % exc)
+
+
+def set_attributes(path, mode=None, owner=None, group=None):
+    """chmod or chown the regular file ``path`` through a descriptor opened without following
+    a symlink (a path swapped for a link is refused, never its target changed)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ToolError("%s %s failed: %s" % ("chmod" if mode is not None else "chown", path,
+                                              "a symlink: refused" if exc.errno == 40 else os.strerror(exc.errno)))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError("%s is not a regular file: refused" % path)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        else:
+            os.fchown(fd, *_ids(path, owner, group))
+    except OSError as exc:
+        raise ToolError("changing %s failed: %s" % (path, os.strerror(exc.errno) if exc.errno else exc))
+    finally:
+        os.close(fd)
 
 
 class NodeFilesResource(Resource):
@@ -307,9 +319,9 @@ class NodeFilesResource(Resource):
             if verb == "write":
                 write_atomic(target, spec["content"].encode("utf-8"), spec["mode"], spec["owner"], spec["group"])
             elif verb == "chmod":
-                os.chmod(target, spec["mode"])
+                set_attributes(target, mode=spec["mode"])
             else:
-                os.chown(target, pwd.getpwnam(spec["owner"]).pw_uid, grp.getgrnam(spec["group"]).gr_gid)
+                set_attributes(target, owner=spec["owner"], group=spec["group"])
             return
         if verb == "remove":
             try:

@@ -167,3 +167,36 @@ def test_template_names_and_purity(source, pure):
     assert got is pure
     if pure:
         assert names == ["a", "b"]
+
+
+# Issue 26: a rendered text that holds a secret (opensm.conf's sm_key) is rendered every time,
+# never left in the controller's temporary directory (a killed run leaves that directory).
+SECRET_RUN = r"""
+import json, os, sys
+from ansible import constants as C
+from ansible.plugins.loader import init_plugin_loader, lookup_loader
+init_plugin_loader([sys.argv[1]])
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+variables = json.load(sys.stdin)
+loader = DataLoader()
+directory = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_template")
+ours = lookup_loader.get("rdma.fabric.role_template", loader=loader, templar=Templar(loader=loader, variables=variables))
+text = ours.run(["opensm/opensm.conf.j2"], variables)[0]
+kept = ""
+for name in os.listdir(directory) if os.path.isdir(directory) else []:
+    with open(os.path.join(directory, name)) as handle:
+        kept += handle.read()
+print(json.dumps([text, kept]))
+"""
+
+
+def test_a_text_holding_a_secret_is_never_cached_on_disk():
+    key = "0x5ec2e7fe1df00d42"
+    data = _defaults()
+    data["__opensm_options"] = dict(data["__opensm_options"], sm_key=key)
+    proc = subprocess.run([sys.executable, "-c", SECRET_RUN, os.path.join(REPO, ".cache", "collections")],
+                          input=json.dumps(data), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    text, kept = json.loads(proc.stdout)
+    assert key in text and key not in kept
