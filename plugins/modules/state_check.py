@@ -37,6 +37,9 @@ options:
         would set with the roles' own planners, checks it and returns one record per drifted
         setting as RV(drift_records), the whole check in one call.
       - Used by M(rdma.fabric.drift_check); the specs are internal to the collection.
+      - An opensm spec holds the rendered opensm.conf, with the SM_Key. Never logged; in the result
+        every secret found in the specs (module_utils/_secrets.py, such as an C(sm_key) value) is masked,
+        and nothing else.
     type: dict
   host:
     description: The host name the records of O(areas) carry.
@@ -46,7 +49,10 @@ options:
     type: bool
     default: true
   resources:
-    description: The resources to check.
+    description:
+      - The resources to check.
+      - Never logged (a C(node_files) entry may hold a file with a key); in the result every secret found
+        in them is masked, and nothing else.
     type: list
     elements: dict
     default: []
@@ -143,6 +149,7 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._drift_areas import NODE_AREAS, readers
 from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, check_areas, gather_facts
 
@@ -156,16 +163,19 @@ def argument_spec():
         config=dict(type="raw"),
         options=dict(type="dict"),
     )
-    # An opensm spec holds opensm.conf, with the SM_Key: the drift check's task is no_log on SM
-    # nodes, so the module does not log its parameters (a no_log option would mask every string
-    # of the specs in the records too).
-    return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=False), host=dict(type="str"),
+    # An opensm spec holds opensm.conf, with the SM_Key (and a node_files resource may hold such a
+    # file): no_log, so AnsibleModule does not log them to the node's journal; main() then masks
+    # only the secrets in them in the result (no_log alone masks every string of the specs, the
+    # records' expected values too).
+    return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=True), host=dict(type="str"),
                 return_facts=dict(type="bool", default=True),
-                resources=dict(type="list", elements="dict", default=[], options=resource))
+                resources=dict(type="list", elements="dict", default=[], options=resource, no_log=True))
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module.no_log_values.clear()
+    module.no_log_values.update(_secrets.secret_values([module.params["areas"], module.params["resources"]]))
     areas = dict((k, v) for k, v in (module.params["areas"] or {}).items() if v is not None)
     unknown = sorted(set(areas) - set(NODE_AREAS))
     if unknown:
