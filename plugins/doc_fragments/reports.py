@@ -22,7 +22,7 @@ options:
   report_mode:
     description:
       - Mode of the report files, whatever the umask, as an octal string.
-      - When not given, the inventory variable C(rdma_fabric_report_mode), else C(0640): the
-        reports name hosts, devices and settings and are not for every local user.
+      - When not given, the inventory variable C(rdma_fabric_report_mode), else C(0640), since
+        the reports name hosts, devices and settings and are not for every local user.
     type: raw
 """
