@@ -15,7 +15,9 @@ import hashlib
 import math
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat, _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._opensm_plan import (  # noqa: F401 (filters)
     conf_value, os_family, select_port, sm_priority, usable_ib_ports)
 
@@ -32,6 +34,16 @@ IB_RATES = set(range(2, 23))
 def normalize_guid(value):
     """'0x100001' -> '0x0000000000100001' (rdma.fabric's one GUID normaliser, module_utils/_guid);
     ValueError naming the value when it is not a 64-bit GUID."""
+    return _guid.normalize_guid(value)
+
+
+def normalize_key(value, variable="the key"):
+    """An OpenSM key (``opensm_sm_key``, ``opensm_m_key``) as ``normalize_guid`` gives it; a value
+    that is not a 64-bit key fails naming ``variable``, never printing the value (a mistyped key
+    is still close to the real one)."""
+    if not _guid.is_guid(value):
+        raise AnsibleFilterError("%s: not a 64-bit key (0x and 1-16 hex digits); the value is not printed"
+                                 % (variable,))
     return _guid.normalize_guid(value)
 
 
@@ -238,8 +250,10 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def _shown(key, value):
-    """A value for a message; never one of an option whose name says it holds a key."""
-    return "(not printed: the option may hold a key)" if "key" in str(key).lower() else repr(value)
+    """A value for a message; never one of an option whose name says it holds a key or another
+    secret (module_utils/_secrets.py, the one list)."""
+    secret = "key" in str(key).lower() or _secrets.is_secret(str(key).strip())
+    return "(not printed: the option may hold a key)" if secret else repr(value)
 
 
 def extra_option_errors(extra):
@@ -379,6 +393,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "opensm_normalize_guid": normalize_guid,
+            "opensm_normalize_key": normalize_key,
             "opensm_ibstat_ports": ibstat_ports,
             "opensm_usable_ib_ports": usable_ib_ports,
             "opensm_select_port": select_port,

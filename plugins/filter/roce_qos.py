@@ -19,8 +19,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_plan as P
 from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import planner
 
@@ -31,10 +33,28 @@ tos_of = P.tos_of
 mlnx_qos_config = P.mlnx_qos_config
 dcqcn_config = P.dcqcn_config
 lldp_config = P.lldp_config
-config_errors = planner(P.config_errors)
+
+
+def _role_names(function):
+    """``function`` whose messages (a list of errors, or a PlanError) name the roce_qos_*
+    variables the user set, not the modules' fields its config checks report (tcbw, config.tsa)."""
+    def run(*args, **kwargs):
+        try:
+            result = function(*args, **kwargs)
+        except PlanError as exc:
+            raise PlanError(V.roce_qos_names(str(exc)))
+        if function is P.config_errors:
+            return [V.roce_qos_names(error) for error in result]
+        return result
+    run.__name__ = function.__name__
+    run.__doc__ = function.__doc__
+    return run
+
+
+config_errors = planner(_role_names(P.config_errors))
 roce_ports = planner(P.roce_ports)
 rendered_state = planner(P.rendered_state)
-roce_qos_config = planner(P.roce_qos_config)
+roce_qos_config = planner(_role_names(P.roce_qos_config))
 
 
 def roce_qos_drift(results, host):

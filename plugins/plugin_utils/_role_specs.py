@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable
+from ansible.module_utils.parsing.convert_bool import boolean
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -121,11 +122,28 @@ def built_var(value):
     return None
 
 
+def flag(get, name):
+    """The boolean variable ``name``, converted as ``| bool`` converts it; a value that is no
+    boolean (``maybe``: the bool filter makes it false with a warning that names no variable)
+    is an error naming the variable and the value. Null stays false."""
+    value = get(name)
+    if value is None:
+        return False
+    try:
+        boolean(value, strict=True)
+        valid = True
+    except TypeError:
+        valid = False
+    if not valid:
+        raise AnsibleError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
+    return to_bool(value)
+
+
 def roce_qos_settings(get):
     """The roce_qos role's settings dict (``__roce_qos_settings``): keys without the prefix;
     nccl_roce_dscp, one DSCP for QoS and NCCL, checked when the nccl_env role's variable is set."""
     settings = dict((key, get("roce_qos_" + key)) for key in ROCE_QOS_SETTINGS)
-    settings.update((key, to_bool(get("roce_qos_" + key))) for key in ROCE_QOS_FLAGS)
+    settings.update((key, flag(get, "roce_qos_" + key)) for key in ROCE_QOS_FLAGS)
     settings["nccl_roce_dscp"] = get("nccl_env_roce_dscp", None)
     return settings
 
@@ -145,8 +163,8 @@ def roce_qos_drift_spec(get, render):
     and files, no facts; state_check plans the ports from its own read with the role's planner."""
     return {
         "settings": roce_qos_settings(get),
-        "lldp": to_bool(get("roce_qos_lldp")),
-        "persist": to_bool(get("roce_qos_persist")),
+        "lldp": flag(get, "roce_qos_lldp"),
+        "persist": flag(get, "roce_qos_persist"),
         "state_file": "%s/desired.conf" % (get("roce_qos_persist_dir"),),
         "files": roce_qos_files(get, render),
         "units": roce_qos_units(get, render),

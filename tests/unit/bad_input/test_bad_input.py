@@ -359,6 +359,29 @@ FILTER_CASES = [
     ("rq-tos-ecn", lambda: roce_qos_config_errors(_roce_settings(tos_ecn="bogus")), ["roce_qos_tos_ecn", "bogus"]),
     ("rq-default-tos", lambda: roce_qos_config_errors(_roce_settings(default_tos=300)),
      ["roce_qos_default_tos", "300"]),
+    # the modules' normalisers, named as the role's variables (not tcbw, config.tsa: issue 26)
+    ("rq-tcbw-sum", lambda: roce_qos_config_errors(_roce_settings(tcbw=[50, 0, 0, 40, 0, 0, 0, 0])),
+     ["roce_qos_tcbw=[50, 0, 0, 40, 0, 0, 0, 0]", "sums to 90"]),
+    ("rq-tcbw-short", lambda: roce_qos_config_errors(_roce_settings(tcbw=[50, 0, 0, 50])),
+     ["roce_qos_tcbw=[50, 0, 0, 50]", "8 values"]),
+    ("rq-tcbw-strict-tc", lambda: roce_qos_config_errors(_roce_settings(
+        tsa=["strict", "ets", "ets", "ets", "ets", "ets", "ets", "ets"])),
+     ["roce_qos_tcbw[0]=50", "strict in roce_qos_tsa"]),
+    ("rq-tsa-bogus", lambda: roce_qos_config_errors(_roce_settings(tsa=["bogus"] + ["ets"] * 7)),
+     ["roce_qos_tsa[0]='bogus'"]),
+    ("rq-prio-tc-9", lambda: roce_qos_config_errors(_roce_settings(prio_tc=[9] * 8)), ["roce_qos_prio_tc[0]=9"]),
+    ("rq-cable-len", lambda: roce_qos_config_errors(_roce_settings(cable_len=-1)), ["roce_qos_cable_len=-1"]),
+    ("rq-buffer-unsized", lambda: roce_qos_config_errors(_roce_settings(
+        buffer_size=[0] * 8, prio2buffer=[0, 0, 0, 1, 0, 0, 0, 0])),
+     ["roce_qos_buffer_size=[0, 0, 0, 0, 0, 0, 0, 0]", "roce_qos_prio2buffer=[0, 0, 0, 1, 0, 0, 0, 0]"]),
+    ("rq-extra-dscp-70", lambda: roce_qos_config_errors(_roce_settings(dscp2prio_extra=[{"dscp": 70, "priority": 1}])),
+     ["roce_qos_dscp2prio_extra[0].dscp=70"]),
+    ("rq-rp-param", lambda: roce_qos_config_errors(_roce_settings(dcqcn_rp_params={"rpg_gd": -1})),
+     ["roce_qos_dcqcn_rp_params.rpg_gd=-1"]),
+    ("rq-np-param-in-rp", lambda: roce_qos_config_errors(_roce_settings(dcqcn_rp_params={"cnp_dscp": 1})),
+     ["roce_qos_dcqcn_rp_params.cnp_dscp", "roce_qos_dcqcn_np_params"]),
+    ("rq-trust-pcp-map", lambda: roce_qos_config_errors(_roce_settings(trust="pcp")),
+     ["roce_qos_trust=pcp", "roce_qos_roce_dscp"]),
     ("nccl-dscp-64", lambda: nccl_env_config_errors(_role_defaults("nccl_env", nccl_env_roce_dscp=64)),
      ["nccl_env_roce_dscp", "64"]),
     ("nccl-sl-16", lambda: nccl_env_config_errors(_role_defaults("nccl_env", nccl_env_ib_sl=16)),
@@ -395,6 +418,8 @@ FILTER_CASES = [
      ["opensm_extra_options['sweep_interval']", "[1]", "list"]),
     ("osm-extra-value-nan", lambda: extra_option_errors({"sweep_interval": NAN}), ["sweep_interval", "nan"]),
     ("osm-extra-not-dict", lambda: extra_option_errors(["sm_key"]), ["opensm_extra_options", "['sm_key']"]),
+    ("osm-extra-secret-value", lambda: extra_option_errors({"vendor_password": "pw\n"}),
+     ["opensm_extra_options['vendor_password']", "not printed", "line break"]),
     ("osm-ha-role", lambda: ha_errors([{"host": "sm1", "fabric": "f", "role": "boss", "standby_rank": None,
                                         "priority": None, "master_priority": 14, "guid": ""}]),
      ["sm1", "boss"]),
@@ -525,6 +550,8 @@ def test_role_filter_names_variable_and_value(call, words):
     errors = call()
     assert errors, "no error for a bad value"
     assert any(all(w in e for w in words) for e in errors), errors
+    # a role's message names the role's variables, never a module's field alone
+    assert not [e for e in errors if "(mlnx_qos)" in e or "(dcqcn)" in e or "(lldp_dcb)" in e], errors
 
 
 def test_a_sound_input_passes_the_same_checks(monkeypatch, world):
