@@ -15,7 +15,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _fileio

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import gzip
 import io
 import json
 import os
@@ -135,7 +134,7 @@ def test_flap_state_is_locked_against_a_concurrent_run(monkeypatch, tmp_path):
     calls = []
     _quick_host(monkeypatch, calls)
     config = {"host": "n1", "state_file": str(state)}
-    threads = [threading.Thread(target=_health_timer.run, args=(config, object())) for _ in range(4)]
+    threads = [threading.Thread(target=_health_timer.run, args=(config, object())) for _run in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
