@@ -24,6 +24,8 @@ CGROUP_PARENT=/rdma_fabric_scale
 # Per-node limits (measured: docs in README "Scale lab"); 200 nodes x 96 MiB = 18.75 GiB at most.
 NODE_MEMORY=${SCALE_NODE_MEMORY:-96m}
 NODE_PIDS=${SCALE_NODE_PIDS:-64}
+# How long `up` waits for each node's sysfs daemon to serve (s; nodes start 4 at a time).
+READY_TIMEOUT=${SCALE_READY_TIMEOUT:-180}
 
 profile_of() {   # node number -> fabricsim profile (the fixed mix)
   case $(( ($1 - 1) % 16 )) in
@@ -70,6 +72,25 @@ start_node() {   # image n
     -e FABRICSIM_PROFILE="$profile" \
     -v "$STATE/ssh/id_ed25519.pub:/etc/ssh/scale_authorized_keys:ro" \
     "$1" >/dev/null
+}
+
+# A node is up once its sysfs daemon serves (fabricsim writes /run/fabricsim/watch.ready then;
+# node-init waits for it before sshd): until then a node-reset or a play races the daemon's
+# start (issue #26). Bounded; a node that stopped or is not ready is named, with its log.
+wait_node() {   # n
+  local name state
+  name=$(printf 'scale-%04d' "$1")
+  if podman exec "$name" fabricsim watch --wait-ready --timeout "$READY_TIMEOUT" 2>"$STATE/wait-$name.err"; then
+    rm -f "$STATE/wait-$name.err"
+    return 0
+  fi
+  state=$(podman inspect -f '{{.State.Status}} (exit {{.State.ExitCode}})' "$name" 2>/dev/null || echo gone)
+  {
+    echo "scale: $name is not ready (container $state; waited up to ${READY_TIMEOUT}s): $(tail -n 1 "$STATE/wait-$name.err")"
+    podman logs --tail 20 "$name" 2>&1 | sed "s/^/scale: $name: /"
+  } >&2
+  rm -f "$STATE/wait-$name.err"
+  return 1
 }
 
 inventory() {   # n
@@ -146,6 +167,10 @@ up() {
   export -f start_node profile_of
   export LABEL STATE CGROUP_PARENT NODE_MEMORY NODE_PIDS
   seq 1 "$n" | xargs -P 4 -I{} bash -c 'start_node "$0" {}' "$img"
+  export -f wait_node
+  export READY_TIMEOUT
+  seq 1 "$n" | xargs -P 4 -I{} bash -c 'wait_node {}' || {
+    echo "scale: some of the $n nodes are not ready (above); \`$0 down\` removes them" >&2; exit 1; }
   inventory "$n"
   echo "scale: $n nodes up; inventories $STATE/inventory-ssh and $STATE/inventory-podman"
 }

@@ -253,9 +253,12 @@ def cmd_watch(args):
     if args.cleanup:
         watch.cleanup()
         return 0
+    if args.wait_ready:             # raises NotReady after the timeout (main: rc 1, the reason)
+        watch.wait_ready(timeout=args.timeout)
+        return 0
     if args.once:
         w = watch.Watcher().start()
-        w.process(timeout=args.timeout)
+        w.process(timeout=0.5 if args.timeout is None else args.timeout)
         return 0
     try:
         watch.run_forever(mode=args.mode)
@@ -328,7 +331,11 @@ def build_parser():
     s.set_defaults(func=cmd_install)
     s = sub.add_parser("watch", help="sysfs write daemon (fabricsim-sysfsd.service): FUSE or inotify")
     s.add_argument("--once", action="store_true", help="arm, handle what arrives within --timeout, exit")
-    s.add_argument("--timeout", type=float, default=0.5)
+    s.add_argument("--timeout", type=float, default=None,
+                   help="s: --once 0.5; --wait-ready $FABRICSIM_READY_TIMEOUT or 60")
+    s.add_argument("--wait-ready", action="store_true",
+                   help="wait until the running daemon serves (run_dir/watch.ready), started or not "
+                        "yet; rc 1 naming the node and what it waited for after --timeout")
     s.add_argument("--mode", choices=["auto", "fuse", "inotify"],
                    default=os.environ.get("FABRICSIM_SYSFSD_MODE") or "auto",
                    help="fuse: FUSE view where invalid writes fail; inotify: watch plain files and "
@@ -352,7 +359,10 @@ def main(argv):
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from . import watch
     try:
         return args.func(args)
     except state.NoProfile as exc:
+        return _fail(str(exc))
+    except watch.NotReady as exc:   # a started sysfs daemon that never got ready (drain, --wait-ready)
         return _fail(str(exc))

@@ -13,6 +13,16 @@ Two modes, chosen at start (`fabricsim watch --mode auto|fuse|inotify`, default 
 
 The mode in use is logged (journal) and kept in $FABRICSIM_RUN_DIR/sysfsd.mode.  In both
 modes the daemon answers drain requests (run_dir/watchctl), so `fabricsim log` is exact.
+
+Readiness (issue #26): the daemon writes its pid file (watch.pid) first and sets up what it
+serves afterwards (the FUSE mount, run_dir/watchctl and its watch).  Only once all of that is
+in place does it write run_dir/watch.ready ("PID STARTTIME MODE", by rename, so it is whole or
+absent), just before READY=1 to systemd.  A client (`fabricsim reset`, `init`, `log`: drain)
+that finds a daemon started waits for that marker, bounded (FABRICSIM_READY_TIMEOUT, default
+60 s), and fails naming the node and the marker; `fabricsim watch --wait-ready` waits for it
+even before the daemon has started (lab/scale/node-init, lab/scale.sh up).  The pid and the
+process's start time together name the process, so the markers a container restart leaves in
+/run never pass for the new daemon's.
 """
 import ctypes
 import ctypes.util
@@ -35,6 +45,13 @@ IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 EVENT = struct.Struct("iIII")
 CONTROL = "watchctl"     # run_dir/watchctl: sentinel requests + acks live here
+PIDFILE = "watch.pid"    # run_dir/watch.pid: "PID STARTTIME", written first: the daemon started
+READY = "watch.ready"    # run_dir/watch.ready: "PID STARTTIME MODE", written last: it serves
+READY_TIMEOUT = 60.0     # s a client waits for a started daemon (FABRICSIM_READY_TIMEOUT)
+
+
+class NotReady(Exception):
+    """The daemon did not get ready within the timeout."""
 
 
 class Inotify(object):
@@ -157,7 +174,8 @@ class Watcher(object):
         os.rename(tmp, path)
 
     def serve(self, notify=True):
-        self.start()
+        self.start()            # watchctl and its watch exist: requests from now on are seen
+        mark_ready("inotify")
         if notify:
             sd_notify("READY=1")
         while True:
@@ -181,20 +199,118 @@ def sd_notify(message):
         sock.close()
 
 
-def watcher_alive():
-    pidfile = paths.run_file("watch.pid")
+def _start_time(pid):
+    """The process's start time (clock ticks after boot, /proc/PID/stat field 22), else None."""
     try:
-        with open(pidfile) as handle:
-            pid = int(handle.read().strip())
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
+def _process_named(words):
+    """pid when the words ("PID [STARTTIME] ...") name a running process, else None."""
+    try:
+        pid = int(words[0])
         os.kill(pid, 0)
-        return True
-    except (IOError, OSError, ValueError):
-        return False
+    except (IndexError, ValueError, OSError):
+        return None
+    if len(words) > 1 and words[1] != _start_time(pid):
+        return None             # that pid is another process now (a marker of a previous boot)
+    return pid
 
 
-def drain(timeout=3.0):
-    """Make sure the running watcher has handled every write made before this call."""
-    if not watcher_alive():
+def _read_words(name):
+    try:
+        with open(paths.run_file(name)) as handle:
+            return handle.read().split()
+    except (IOError, OSError):
+        return []
+
+
+def _write_marker(name, text):
+    """Whole or absent: written beside, then renamed into place."""
+    target = paths.run_file(name)
+    tmp = "%s.%d.tmp" % (target, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write(text)
+    os.rename(tmp, target)
+
+
+def _me():
+    return "%d %s" % (os.getpid(), _start_time(os.getpid()))
+
+
+def mark_started():
+    """The daemon's first step: a ready marker left by an earlier daemon goes, then the pid."""
+    os.makedirs(paths.run_dir(), exist_ok=True)
+    unmark_ready(any_daemon=True)
+    _write_marker(PIDFILE, _me() + "\n")
+
+
+def mark_ready(mode):
+    """The daemon's last step before it serves: watchctl exists and its requests are seen."""
+    if not os.path.isdir(paths.run_file(CONTROL)):
+        raise RuntimeError("ready without %s" % paths.run_file(CONTROL))
+    _write_marker(READY, "%s %s\n" % (_me(), mode))
+
+
+def unmark_ready(any_daemon=False):
+    """No longer ready (the daemon stops; any_daemon: a new one starts)."""
+    words = _read_words(READY)
+    if words and (any_daemon or words[0] == str(os.getpid())):
+        try:
+            os.unlink(paths.run_file(READY))
+        except OSError:
+            pass
+
+
+def watcher_alive():
+    """A daemon has started (its pid file names a running process); it may not be ready yet."""
+    return _process_named(_read_words(PIDFILE)) is not None
+
+
+def ready():
+    """The running daemon's pid when it is ready (serves, answers drain requests), else None."""
+    words = _read_words(READY)
+    pid = _process_named(words)
+    if pid is None or _read_words(PIDFILE)[:2] != words[:2] or not os.path.isdir(paths.run_file(CONTROL)):
+        return None
+    return pid
+
+
+def ready_timeout():
+    try:
+        return float(os.environ.get("FABRICSIM_READY_TIMEOUT") or READY_TIMEOUT)
+    except ValueError:
+        return READY_TIMEOUT
+
+
+def wait_ready(timeout=None, started_only=False):
+    """Wait until the daemon is ready: True.  started_only: False at once when no daemon has
+    started (nothing to wait for); else wait for one to start too.  NotReady after timeout s."""
+    timeout = ready_timeout() if timeout is None else timeout
+    deadline = time.time() + timeout
+    while True:
+        if ready():
+            return True
+        started = watcher_alive()
+        if started_only and not started:
+            return False
+        if time.time() >= deadline:
+            words = _read_words(PIDFILE)
+            who = ("started, pid %s" % words[0]) if started and words else "not started"
+            raise NotReady("%s: the sysfs daemon (fabricsim watch; %s) was not ready within %g s: "
+                           "waited for %s (written once it serves %s)"
+                           % (socket.gethostname(), who, timeout, paths.run_file(READY),
+                              paths.run_file(CONTROL)))
+        time.sleep(0.02)
+
+
+def drain(timeout=3.0, ready_timeout=None):
+    """Make sure the running watcher has handled every write made before this call.  A daemon
+    that has started but is not ready yet is waited for (NotReady after ready_timeout s)."""
+    if not wait_ready(ready_timeout, started_only=True):
         return False
     token = "%d-%f" % (os.getpid(), time.time())
     ctl = paths.run_file(CONTROL)
@@ -261,10 +377,12 @@ def serve_fuse(notify=True):
         _set_mode("fuse")
         _say("FUSE mode: %s is a FUSE view of %s; invalid writes fail with the kernel's errno"
              % (server.mountpoint, server.backing))
+        mark_ready("fuse")
         if notify:
             sd_notify("READY=1")
         server.serve(extra_fds=[ino.fd], on_fd=lambda fd: _answer_control(ino), on_idle=lambda: health_faults.tick(throttle=0.25))
     finally:
+        unmark_ready()
         if ino:
             ino.close()
         server.close()
@@ -285,9 +403,7 @@ def cleanup():
 def run_forever(mode="auto"):
     """fabricsim-sysfsd: FUSE when it works (unless mode says otherwise), else inotify."""
     from . import fusefs
-    os.makedirs(paths.run_dir(), exist_ok=True)
-    with open(paths.run_file("watch.pid"), "w") as handle:
-        handle.write("%d\n" % os.getpid())
+    mark_started()              # started, not ready: clients wait for mark_ready (watch.ready)
     from . import links
     links.start_follower()      # GID files follow the rail links' addresses (links on only)
     if mode != "inotify":
