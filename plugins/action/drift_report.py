@@ -12,6 +12,8 @@ __metaclass__ = type
 
 import time
 
+from ansible.errors import AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
@@ -42,8 +44,14 @@ class ActionModule(ActionBase):
         args = self._task.args
         report_dir = RR.report_dir("drift_report", args)
         mode = RR.report_mode("drift_report", args, task_vars)
-        results = RR.play_results(task_vars, args.get("result_var") or "drift_check_result",
-                                  started_var=args.get("started_var") or "drift_check_started")
+        fail_on_drift = args.get("fail_on_drift", True)
+        try:
+            fail_on_drift = boolean(fail_on_drift, strict=True)
+        except TypeError:
+            raise AnsibleError("drift_report: fail_on_drift=%r: expected a boolean" % (fail_on_drift,))
+        results = RR.play_results(
+            task_vars, RR.variable_name("drift_report", "result_var", args.get("result_var") or "drift_check_result"),
+            started_var=RR.variable_name("drift_report", "started_var", args.get("started_var") or "drift_check_started"))
         records, checked, unreachable = collect(*results)
         records = R.sort_records(records)
         now = time.time()
@@ -67,4 +75,4 @@ class ActionModule(ActionBase):
                     areas[record["host"]].append(record["area"])
         result.update(changed=False, records=records, summary=meta["summary"], areas_by_host=areas,
                       unreachable=unreachable, report_dir=report_dir)
-        return RR.finish(result, meta["summary"], records and args.get("fail_on_drift", True))
+        return RR.finish(result, meta["summary"], records and fail_on_drift)

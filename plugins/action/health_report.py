@@ -77,7 +77,8 @@ class ActionModule(ActionBase):
         fail_on = args.get("fail_on", "error")
         if fail_on not in FAIL_ON:
             raise AnsibleError("health_report: fail_on=%r: one of %s" % (fail_on, ", ".join(FAIL_ON)))
-        hosts_all, hosts_alive, results = RR.play_results(task_vars, args.get("result_var") or "health_result")
+        hosts_all, hosts_alive, results = RR.play_results(
+            task_vars, RR.variable_name("health_report", "result_var", args.get("result_var") or "health_result"))
         findings, checked, unreachable, ports = collect(hosts_all, hosts_alive, results)
         findings = R.sort_findings(findings)
         skipped = R.sort_records(collect_skipped(checked, results), R.SKIP_KEYS)

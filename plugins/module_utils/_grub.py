@@ -546,6 +546,15 @@ class KernelCmdlineResource(Resource):
     # --- want
     def normalize(self, entry, field):
         wants, warnings = ka.validate_arguments(entry["arguments"])
+        for key in ("grub_file", "proc_cmdline"):
+            path = entry[key]
+            if path is not None and (not isinstance(path, str) or not os.path.isabs(path)
+                                     or any(c in path for c in "\r\n\x00")):
+                raise ValidationError("%s=%r: expected an absolute path" % (key, path))
+        command = entry["update_command"]
+        if command and not all(isinstance(word, str) and word.strip() for word in command):
+            raise ValidationError("update_command=%r: expected the command as a list of non-empty words (argv)"
+                                  % (command,))
         for warning in warnings:
             self.module.warn(warning)
         backend = entry["backend"]

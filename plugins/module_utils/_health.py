@@ -21,6 +21,7 @@ import copy
 import math
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, check_name
 
 SEVERITIES = ("error", "warning")
 
@@ -128,40 +129,57 @@ class HealthError(ValueError):
     pass
 
 
-def merge_checks(checks):
+def merge_checks(checks, field=None):
     """DEFAULT_CHECKS with ``checks`` over it, validated: unknown keys and bad values are
-    refused naming the key and the value."""
+    refused naming the key and the value (as ``FIELD.key`` with ``field``, the option or the
+    variable that holds ``checks``)."""
+    at = field + "." if field else ""
     merged = copy.deepcopy(DEFAULT_CHECKS)
+    if not isinstance(checks or {}, dict):
+        raise HealthError("%s=%r: a dict of check: value" % (field or "checks", checks))
     for key, value in (checks or {}).items():
         if key not in DEFAULT_CHECKS:
-            raise HealthError("unknown check %r; known: %s" % (key, ", ".join(sorted(DEFAULT_CHECKS))))
+            raise HealthError("%sunknown check %r; known: %s" % (field + ": " if field else "", key,
+                                                                 ", ".join(sorted(DEFAULT_CHECKS))))
         merged[key] = value
     for key in _NUMBER_KEYS:
         value = merged[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or math.isnan(value) or value < 0):
-            raise HealthError("%s=%r: a number >= 0 or null" % (key, value))
+            raise HealthError("%s%s=%r: a number >= 0 or null" % (at, key, value))
     for key in ("counter_limits", "ethtool_limits"):
         limits = merged[key] or {}
         if not isinstance(limits, dict):
-            raise HealthError("%s=%r: a dict counter name: max value" % (key, limits))
+            raise HealthError("%s%s=%r: a dict counter name: max value" % (at, key, limits))
         for name, value in limits.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise HealthError("%s.%s=%r: an integer >= 0" % (key, name, value))
+                raise HealthError("%s%s.%s=%r: an integer >= 0" % (at, key, name, value))
     for key in ("gpu_models", "nic_models"):
         models = merged[key] or {}
         if not isinstance(models, dict):
-            raise HealthError("%s=%r: a dict model: {ports, min_rate_gbps}" % (key, models))
+            raise HealthError("%s%s=%r: a dict model: {ports, min_rate_gbps}" % (at, key, models))
         for model, spec in models.items():
             if not isinstance(spec, dict) or set(spec) - set(("ports", "min_rate_gbps", "gpus")):
-                raise HealthError("%s.%s=%r: a dict with ports, gpus and/or min_rate_gbps" % (key, model, spec))
-            for field, value in spec.items():
+                raise HealthError("%s%s.%s=%r: a dict with ports, gpus and/or min_rate_gbps" % (at, key, model, spec))
+            for name, value in spec.items():
                 if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                    raise HealthError("%s.%s.%s=%r: a number >= 0 or null" % (key, model, field, value))
+                    raise HealthError("%s%s.%s.%s=%r: a number >= 0 or null" % (at, key, model, name, value))
+    if merged["sm_priority"] is not None and merged["sm_priority"] > 15:
+        raise HealthError("%ssm_priority=%r: an SM priority 0-15 or null" % (at, merged["sm_priority"]))
+    if merged["dmabuf_enable"] not in (None, 0, 1):
+        raise HealthError("%sdmabuf_enable=%r: 0, 1 or null" % (at, merged["dmabuf_enable"]))
+    ignored = merged["ignore_devices"] or []
+    if not isinstance(ignored, list):
+        raise HealthError("%signore_devices=%r: a list of RDMA device names" % (at, ignored))
+    for index, name in enumerate(ignored):
+        try:
+            check_name("%signore_devices[%d]" % (at, index), name, "RDMA device", RDMA_DEVICE_MAX)
+        except ValueError as exc:
+            raise HealthError(str(exc))
     for name, severity in (merged["severity"] or {}).items():
         if name not in CHECKS or severity not in SEVERITIES:
-            raise HealthError("severity.%s=%r: a check (%s) and error or warning"
-                              % (name, severity, ", ".join(sorted(CHECKS))))
+            raise HealthError("%sseverity.%s=%r: a check (%s) and error or warning"
+                              % (at, name, severity, ", ".join(sorted(CHECKS))))
     return merged
 
 

@@ -158,11 +158,12 @@ raw:
 """
 
 import math
+import os
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
 
 
@@ -190,8 +191,17 @@ def main():
     for key in ("interval", "flap_window", "boot_grace"):
         if math.isnan(params[key]) or math.isinf(params[key]) or params[key] < 0:
             module.fail_json(msg="%s=%r: a number of seconds >= 0" % (key, params[key]))
+    for key in ("state_file", "nccl_log"):
+        if params[key] and not os.path.isabs(params[key]):
+            module.fail_json(msg="%s=%r: expected an absolute path" % (key, params[key]))
     try:
-        _health.merge_checks(params["checks"])
+        _health.merge_checks(params["checks"], "checks")
+        # the NCCL log is read and parsed first: a bad one is refused before the node is read
+        if params["nccl_log"]:
+            params["nccl_log_text"] = _health_read.read_nccl_log(params["nccl_log"])
+            _nccl.parse_log(params["nccl_log_text"], "nccl_log=%r" % params["nccl_log"])
+        elif params["nccl_log_text"] is not None:
+            _nccl.parse_log(params["nccl_log_text"], "nccl_log_text")
         if params["bundle"]:
             raw = _health_read.read_bundle(params["bundle"])
             if params["nccl_log_text"] is not None:

@@ -162,7 +162,7 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, ToolError, check_name
 from ansible_collections.rdma.fabric.plugins.module_utils._sm_info import gather, parse
 
 
@@ -184,6 +184,11 @@ def main():
     for name in ("port", "timeout"):
         if params[name] is not None and params[name] <= 0:
             module.fail_json(msg="%s must be a positive integer, got %s" % (name, params[name]))
+    if params["ca"] is not None:
+        try:
+            check_name("ca", params["ca"], "CA", RDMA_DEVICE_MAX)
+        except ValueError as exc:
+            module.fail_json(msg=str(exc))
     bad_lids = [lid for lid in params["lids"] if not 0 < lid < 0xC000]
     if bad_lids:
         module.fail_json(msg="lids must be unicast LIDs 1-49151, got %s" % bad_lids)

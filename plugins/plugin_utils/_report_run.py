@@ -14,6 +14,7 @@ __metaclass__ = type
 import datetime
 import json
 import os
+import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleError
@@ -30,6 +31,14 @@ def report_dir(action, args):
     if not directory:
         raise AnsibleError("%s: report_dir is required" % action)
     return directory
+
+
+def variable_name(action, option, value):
+    """``value`` of ``option``: the name of a variable (registered by an earlier task), or an
+    AnsibleError naming the option and the value (a name no task can register matches no host)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise AnsibleError("%s: %s=%r: not a variable name (letters, digits, _)" % (action, option, value))
+    return value
 
 
 def play_results(task_vars, result_var, started_var=None):
@@ -116,7 +125,7 @@ def write_reports(action, directory, files, mode=0o640):
         for name, text in files:
             R.write_atomic(os.path.join(directory, name), text, mode)
     except (IOError, OSError) as exc:
-        raise AnsibleError("%s: writing the reports to %s failed: %s" % (action, directory, exc))
+        raise AnsibleError("%s: writing the reports to report_dir %s failed: %s" % (action, directory, exc))
 
 
 def show(title, table_text, summary, directory):
