@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args, _pcie_acs
 
 _ARG_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _UNIT_NAME = re.compile(r"[A-Za-z0-9@_.:\\\-]+\.(service|target|mount|socket|device|path|timer|slice|scope)")
@@ -62,6 +62,13 @@ def config_errors(config):
                 and _is_true(config.get("gpudirect_acs_kernel_param")):
             errors.append("%s sets pci=%s while gpudirect_acs_kernel_param is true (the role builds that argument "
                           "from the audit): keep one of them" % (where, item.get("value")))
+    if arguments and not errors:   # what kernel_cmdline refuses, named as the role's variable
+        try:
+            _kernel_args.validate_arguments(arguments)
+        except ValueError as exc:
+            text = str(exc)
+            errors.append(re.sub(r"\barguments\[", "gpudirect_kernel_arguments[", text) if text.startswith("arguments[")
+                          else "gpudirect_kernel_arguments: %s" % text)
     after = config.get("gpudirect_acs_unit_after")
     if not isinstance(after, list) or not after:
         errors.append("gpudirect_acs_unit_after must name at least one unit, got %r" % (after,))
@@ -70,6 +77,10 @@ def config_errors(config):
         if bad:
             errors.append("gpudirect_acs_unit_after: %s not systemd unit names (e.g. fabricsim.service)"
                           % ", ".join(repr(unit) for unit in bad))
+    for name in ("gpudirect_grub_file", "gpudirect_proc_cmdline"):   # kernel_cmdline's, when given
+        value = config.get(name, "/")
+        if not isinstance(value, str) or not value.startswith("/") or any(c in value for c in "\r\n\x00"):
+            errors.append("%s must be an absolute path, got %r" % (name, value))
     for name in ("gpudirect_acs_script_path", "gpudirect_unit_dir", "gpudirect_modules_load_dir"):
         value = config.get(name)
         if not isinstance(value, str) or not value.startswith("/") or "\n" in value or " " in value:

@@ -104,6 +104,10 @@ def config_errors(config):
             continue
         if not isinstance(value, str) or not value.startswith("/") or "\n" in value:
             errors.append("%s must be an absolute path, got %r" % (name, value))
+    for name in ("nccl_env_file_owner", "nccl_env_file_group"):
+        value = config.get(name)
+        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", value):
+            errors.append("%s must be a user or group name, got %r" % (name, value))
     for name in ("nccl_env_ib_hca_exclude", "nccl_env_allow_unknown", "nccl_env_fleet_groups",
                  "nccl_env_fleet_per_node"):
         value = config.get(name)

@@ -249,7 +249,7 @@ ROLE_BASE = {
 ROLE_CASES = {
     "gpudirect": [
         ("gpudirect_kernel_arguments.value", {"gpudirect_kernel_arguments": [{"name": "iommu", "value": "pt\n"}]},
-         ["gpudirect_kernel_arguments[0].value", "pt\\n"]),
+         ["gpudirect_kernel_arguments", "iommu", "value 'pt\\n'"]),
         ("gpudirect_grub_file", {"gpudirect_grub_file": "etc/default/grub"},
          ["gpudirect_grub_file", "etc/default/grub"]),
         ("gpudirect_proc_cmdline", {"gpudirect_proc_cmdline": "proc/cmdline"},
@@ -416,7 +416,7 @@ KNOWN_DEFECTS = {
 }
 
 # being fixed in this change (removed as each lands)
-_PENDING = ['rails:rails_header', 'gpudirect:gpudirect_kernel_arguments.value', 'gpudirect:gpudirect_grub_file', 'gpudirect:gpudirect_proc_cmdline', 'health:health_interval', 'health:health_state_file', 'health:health_flap_window', 'health:health_boot_grace', 'health:health_nccl_log', 'health:health_gpu_models', 'health:health_nic_models', 'health:health_thresholds', 'health:health_ignore_devices', 'health:health_sm_priority', 'health:health_dmabuf_enable', 'health:health_checks', 'health:health_report_dir', 'health:health_bundle_dir', 'health:health_timer_every', 'health:health_timer_textfile', 'health_gate:health_gate_expected_devices', 'health_gate:health_gate_expected_gpus', 'health_gate:health_gate_min_rate_gbps', 'health_gate:health_gate_ignore_devices', 'health_gate:health_gate_counter_limits', 'nccl_env:nccl_env_file_owner', 'nccl_env:nccl_env_file_group', 'rails:rails_pools', 'rails:rails_management', 'rails:rails_leaf_ports', 'rails:rails_oversubscription', 'rails:rails_subnet_prefix', 'rails:rails_release', 'rails:rails_allocation_file', 'rails:rails_nics', 'rails:rails_sysctls', 'rails:rails_table_base', 'rails:rails_rule_priority_base', 'rails:rails_leaf_port_format']
+_PENDING = ['rails:rails_header', 'health:health_interval', 'health:health_state_file', 'health:health_flap_window', 'health:health_boot_grace', 'health:health_nccl_log', 'health:health_gpu_models', 'health:health_nic_models', 'health:health_thresholds', 'health:health_ignore_devices', 'health:health_sm_priority', 'health:health_dmabuf_enable', 'health:health_checks', 'health:health_report_dir', 'health:health_bundle_dir', 'health:health_timer_every', 'health:health_timer_textfile', 'health_gate:health_gate_expected_devices', 'health_gate:health_gate_expected_gpus', 'health_gate:health_gate_min_rate_gbps', 'health_gate:health_gate_ignore_devices', 'health_gate:health_gate_counter_limits', 'rails:rails_pools', 'rails:rails_management', 'rails:rails_leaf_ports', 'rails:rails_oversubscription', 'rails:rails_subnet_prefix', 'rails:rails_release', 'rails:rails_allocation_file', 'rails:rails_nics', 'rails:rails_sysctls', 'rails:rails_table_base', 'rails:rails_rule_priority_base', 'rails:rails_leaf_port_format']
 KNOWN_DEFECTS.update((i, "pending fix in this change") for i in _PENDING)
 
 
