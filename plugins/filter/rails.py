@@ -12,6 +12,11 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils import _rails_role
 from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import wrap
 
 
+def rails_config_errors(config, hosts=None):
+    """Every problem of the role's variables, each naming the variable and the value."""
+    return _rails_role.config_errors(config, hosts)
+
+
 def rails_interfaces(node_plan, sysctls=None, table_base=100, rule_priority_base=1000, policy_routing=True):
     """One node's rail_addresses config."""
     return _rails_role.interfaces(node_plan, sysctls=sysctls, table_base=table_base,
@@ -59,6 +64,6 @@ def _wrap(function):
 
 class FilterModule(object):
     def filters(self):
-        functions = (rails_interfaces, rails_files, rails_verify, rails_cabling, rails_findings_text, rails_nodes,
+        functions = (rails_config_errors, rails_interfaces, rails_files, rails_verify, rails_cabling, rails_findings_text, rails_nodes,
                      rails_lldp_config, rails_neighbors)
         return dict((function.__name__, _wrap(function)) for function in functions)

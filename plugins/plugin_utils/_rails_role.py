@@ -77,6 +77,73 @@ def interfaces(node_plan, sysctls=None, table_base=100, rule_priority_base=1000,
     return out
 
 
+# the planner's fields and the role variables that give them
+_PLAN_FIELDS = (("pools", "rails_pools"), ("management", "rails_management"), ("scheme", "rails_scheme"),
+                ("release", "rails_release"), ("leaf_ports", "rails_leaf_ports"),
+                ("oversubscription", "rails_oversubscription"), ("subnet_prefix", "rails_subnet_prefix"))
+
+
+def config_errors(config, hosts=None):
+    """Every problem of the role's variables (``config``: dict variable name -> value), each
+    named as the variable: the rail planner's own checks of its parameters (a plan of no node),
+    of ``rails_nics`` (as one node's NICs) and of the interfaces and files the role builds.
+    ``hosts``: the play's hosts, which ``rails_release`` may not name."""
+    if not isinstance(config, dict):
+        raise RailsRoleError("rails_config_errors: expected a dict of role variables, got %s" % type(config).__name__)
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan
+    errors = []
+
+    def named(exc):
+        text = str(exc)
+        for field, variable in _PLAN_FIELDS:
+            if re.match(r"%s\b" % field, text):
+                return variable + text[len(field):]
+        return re.sub(r"^nodes\.node\.rails", "rails_nics", text)
+
+    pools = config.get("rails_pools")
+    try:
+        _rail_plan.plan({}, pools, scheme=config.get("rails_scheme"), management=config.get("rails_management"),
+                        release=config.get("rails_release"), leaf_ports=config.get("rails_leaf_ports"),
+                        oversubscription=config.get("rails_oversubscription"),
+                        subnet_prefix=config.get("rails_subnet_prefix"))
+    except ValueError as exc:
+        errors.append(named(exc))
+    release = config.get("rails_release")
+    for name in ([release] if isinstance(release, str) else release if isinstance(release, list) else []):
+        if not isinstance(name, str) or not name:
+            errors.append("rails_release=%r: expected node names, got %r" % (release, name))
+        elif name in (hosts or ()):
+            errors.append("rails_release: node %s is still in the play; remove it from the inventory before "
+                          "releasing its addresses" % name)
+    nics = config.get("rails_nics")
+    if nics is not None:
+        if not isinstance(nics, list):
+            errors.append("rails_nics=%r: expected a list of rail NICs (names or dicts with netdev/device)" % (nics,))
+        else:
+            try:
+                _rail_plan.normalize_nodes({"node": {"rails": nics}})
+            except ValueError as exc:
+                errors.append(named(exc))
+    rows = [{"rail": index, "netdev": "rail%d" % index, "cidr": None, "gateway": None}
+            for index in range(len(pools) if isinstance(pools, list) else 1)]
+    try:
+        interfaces({"rails": rows}, sysctls=config.get("rails_sysctls"), table_base=config.get("rails_table_base"),
+                   rule_priority_base=config.get("rails_rule_priority_base"), policy_routing=True)
+    except ValueError as exc:
+        errors.append(str(exc))
+    for name in ("rails_allocation_file", "rails_header"):
+        value = config.get(name)
+        if value is not None and (not isinstance(value, str) or any(c in value for c in "\r\n\x00")):
+            errors.append("%s=%r: expected one line of text" % (name, value))
+    port_format = config.get("rails_leaf_port_format")
+    try:
+        port_format.format(port=1, rail=0)
+    except (AttributeError, KeyError, IndexError, ValueError):
+        errors.append("rails_leaf_port_format=%r: expected a format of {port} (and {rail}), such as swp{port}"
+                      % (port_format,))
+    return errors
+
+
 def _network_of(cidr):
     return str(ipaddress.ip_interface(cidr).network)
 

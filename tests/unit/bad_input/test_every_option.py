@@ -348,11 +348,11 @@ ROLE_CASES = {
         ("rails_oversubscription", {"rails_oversubscription": "zz"}, ["rails_oversubscription", "zz"]),
         ("rails_subnet_prefix", {"rails_scheme": "shared", "rails_subnet_prefix": 31},
          ["rails_subnet_prefix", "/31"]),
-        ("rails_release", {"rails_release": "node1"}, ["rails_release", "node1"]),
+        ("rails_release", {"rails_release": ["node1"]}, ["rails_release", "node1", "still in the play"]),
         ("rails_allocation_file", {"rails_allocation_file": "rails\n.yml"}, ["rails_allocation_file", "rails\\n.yml"]),
         ("rails_nics", {"rails_nics": ["eth2", ""]}, ["rails_nics[1]", "empty"]),
         ("rails_sysctls", {"rails_sysctls": {"forwarding": 1}}, ["rails_sysctls", "forwarding"]),
-        ("rails_table_base", {"rails_table_base": 250}, ["rails_table_base=250"]),
+        ("rails_table_base", {"rails_table_base": 252}, ["rails_table_base=252", "253"]),
         ("rails_rule_priority_base", {"rails_rule_priority_base": 0}, ["rails_rule_priority_base=0"]),
         ("rails_header", {"rails_header": "Managed\n[Network]"}, ["rails_header", "Managed\\n[Network]"]),
         ("rails_leaf_port_format", {"rails_leaf_port_format": "swp{bogus}"}, ["rails_leaf_port_format", "swp{bogus}"]),
@@ -416,7 +416,7 @@ KNOWN_DEFECTS = {
 }
 
 # being fixed in this change (removed as each lands)
-_PENDING = ['rails:rails_header', 'health:health_interval', 'health:health_state_file', 'health:health_flap_window', 'health:health_boot_grace', 'health:health_nccl_log', 'health:health_gpu_models', 'health:health_nic_models', 'health:health_thresholds', 'health:health_ignore_devices', 'health:health_sm_priority', 'health:health_dmabuf_enable', 'health:health_checks', 'health:health_report_dir', 'health:health_bundle_dir', 'health:health_timer_every', 'health:health_timer_textfile', 'health_gate:health_gate_expected_devices', 'health_gate:health_gate_expected_gpus', 'health_gate:health_gate_min_rate_gbps', 'health_gate:health_gate_ignore_devices', 'health_gate:health_gate_counter_limits', 'rails:rails_pools', 'rails:rails_management', 'rails:rails_leaf_ports', 'rails:rails_oversubscription', 'rails:rails_subnet_prefix', 'rails:rails_release', 'rails:rails_allocation_file', 'rails:rails_nics', 'rails:rails_sysctls', 'rails:rails_table_base', 'rails:rails_rule_priority_base', 'rails:rails_leaf_port_format']
+_PENDING = ['health:health_interval', 'health:health_state_file', 'health:health_flap_window', 'health:health_boot_grace', 'health:health_nccl_log', 'health:health_gpu_models', 'health:health_nic_models', 'health:health_thresholds', 'health:health_ignore_devices', 'health:health_sm_priority', 'health:health_dmabuf_enable', 'health:health_checks', 'health:health_report_dir', 'health:health_bundle_dir', 'health:health_timer_every', 'health:health_timer_textfile', 'health_gate:health_gate_expected_devices', 'health_gate:health_gate_expected_gpus', 'health_gate:health_gate_min_rate_gbps', 'health_gate:health_gate_ignore_devices', 'health_gate:health_gate_counter_limits']
 KNOWN_DEFECTS.update((i, "pending fix in this change") for i in _PENDING)
 
 
