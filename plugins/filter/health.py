@@ -11,7 +11,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import os
+import re
 
 from ansible.errors import AnsibleFilterError
 
@@ -25,6 +27,81 @@ NODE_PACKAGE = os.path.join("ansible_collections", "rdma", "fabric", "plugins", 
 def health_findings(facts, checks=None):
     """List of findings (empty = healthy)."""
     return _health.judge(facts, checks)
+
+
+# systemd time span units (systemd.time(7)); a span is one or more NUMBER[UNIT]
+_SPAN_UNIT = r"(?:us|usec|ms|msec|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|d|day|days|w|week|weeks" \
+             r"|M|month|months|y|year|years)?"
+_SPAN = re.compile(r"\s*(?:[0-9]+(?:\.[0-9]+)?\s*%s\s*)+" % _SPAN_UNIT)
+
+
+def _checks_errors(config, names):
+    """The judge's own checks (``_health.merge_checks``) of each variable in ``names``
+    (variable: check key, or None for a dict of checks), the message naming the variable."""
+    errors = []
+    for variable, key in names:
+        value = config.get(variable)
+        try:
+            if key is None:
+                _health.merge_checks(value, variable)
+            else:
+                _health.merge_checks({key: value})
+        except _health.HealthError as exc:
+            text = str(exc)
+            errors.append(variable + text[len(key):] if key and text.startswith(key) else text)
+    return errors
+
+
+def _path_errors(config, names, absolute=True, optional=False):
+    errors = []
+    for variable in names:
+        value = config.get(variable)
+        if optional and value in (None, ""):
+            continue
+        if not isinstance(value, str) or not value or any(c in value for c in "\r\n\x00") \
+                or (absolute and not value.startswith("/")):
+            errors.append("%s=%r: expected %s" % (variable, value, "an absolute path" if absolute else "a path"))
+    return errors
+
+
+def health_config_errors(config):
+    """Every problem of the health role's variables (variable name -> value), one message
+    each naming the variable and the value: rdma_health's own checks (seconds, the checks the
+    judge takes), the paths and the timer's period."""
+    if not isinstance(config, dict):
+        raise AnsibleFilterError("health_config_errors: expected a dict of role variables, got %s"
+                                 % type(config).__name__)
+    errors = []
+    for variable in ("health_interval", "health_flap_window", "health_boot_grace"):
+        value = config.get(variable)
+        try:    # an extra var (-e) is text
+            number = None if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or math.isnan(number) or math.isinf(number) or number < 0:
+            errors.append("%s=%r: a number of seconds >= 0" % (variable, value))
+    errors += _path_errors(config, ("health_state_file", "health_timer_textfile"))
+    errors += _path_errors(config, ("health_nccl_log",), optional=True)
+    errors += _path_errors(config, ("health_report_dir",), absolute=False)
+    errors += _path_errors(config, ("health_bundle_dir",), absolute=False, optional=True)
+    every = config.get("health_timer_every")
+    if not isinstance(every, (str, int)) or isinstance(every, bool) or not _SPAN.fullmatch(str(every)):
+        errors.append("health_timer_every=%r: expected a systemd time span such as 1h, 30min or 1h 30min" % (every,))
+    errors += _checks_errors(config, (
+        ("health_thresholds", None), ("health_gpu_models", "gpu_models"), ("health_nic_models", "nic_models"),
+        ("health_ignore_devices", "ignore_devices"), ("health_sm_priority", "sm_priority"),
+        ("health_dmabuf_enable", "dmabuf_enable"), ("health_checks", None)))
+    return errors
+
+
+def health_gate_config_errors(config):
+    """Every problem of the health_gate role's variables, each naming the variable and the
+    value: the judge's own checks of the thresholds it takes."""
+    if not isinstance(config, dict):
+        raise AnsibleFilterError("health_gate_config_errors: expected a dict of role variables, got %s"
+                                 % type(config).__name__)
+    return _checks_errors(config, tuple(("health_gate_" + key, key) for key in (
+        "expected_devices", "expected_gpus", "min_rate_gbps", "ignore_devices", "counter_limits")))
 
 
 def health_node_files(paths, dest_dir):
@@ -55,5 +132,7 @@ def health_bundle_files(raw):
 class FilterModule(object):
     def filters(self):
         return {"health_findings": wrap(health_findings, _health.HealthError),
+                "health_config_errors": health_config_errors,
+                "health_gate_config_errors": health_gate_config_errors,
                 "health_node_files": health_node_files,
                 "health_bundle_files": wrap(health_bundle_files, ValueError)}

@@ -415,10 +415,6 @@ KNOWN_DEFECTS = {
     "roce_qos:roce_qos_persist_dir": _ROCE_QOS + "no check: a relative directory is accepted",
 }
 
-# being fixed in this change (removed as each lands)
-_PENDING = ['health:health_interval', 'health:health_state_file', 'health:health_flap_window', 'health:health_boot_grace', 'health:health_nccl_log', 'health:health_gpu_models', 'health:health_nic_models', 'health:health_thresholds', 'health:health_ignore_devices', 'health:health_sm_priority', 'health:health_dmabuf_enable', 'health:health_checks', 'health:health_report_dir', 'health:health_bundle_dir', 'health:health_timer_every', 'health:health_timer_textfile', 'health_gate:health_gate_expected_devices', 'health_gate:health_gate_expected_gpus', 'health_gate:health_gate_min_rate_gbps', 'health_gate:health_gate_ignore_devices', 'health_gate:health_gate_counter_limits']
-KNOWN_DEFECTS.update((i, "pending fix in this change") for i in _PENDING)
-
 
 # ================================================================================ automatic cases
 def _bad_value(option):
