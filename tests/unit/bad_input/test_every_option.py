@@ -535,12 +535,14 @@ def imported_coverage():
     names each option it sets whose name is a word of its message; a filter case names each
     role variable (or ``variable[N].sub``) it spells out."""
     found = {}
-    for case_id, module, args, words in table.MODULE_CASES:
+    for case in table.MODULE_CASES:
+        case_id, module, args, words = case[:4]
         text = " ".join(words)
         for path in set(_paths_in(MODULE_SPECS[module], args)):
             if _names(text, path.split(".")[-1]):
                 found.setdefault((module, path), []).append(case_id)
-    for case_id, _call, words in table.FILTER_CASES:
+    for case in table.FILTER_CASES:
+        case_id, words = case[0], case[2]
         text = " ".join(words)
         for (role, path) in ROLE_VARIABLES:
             top, _dot, rest = path.partition(".")
