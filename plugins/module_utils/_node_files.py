@@ -171,7 +171,17 @@ def read_units(module, names):
 
 
 def is_unit_file(path):
-    return any(path.startswith(d + "/") for d in UNIT_DIRS) and UNIT_RE.fullmatch(os.path.basename(path))
+    """A unit file or a drop-in of one (``DIR/NAME.service`` or ``DIR/NAME.service.d/X.conf``):
+    systemd reads either only after a ``daemon-reload``."""
+    for directory in UNIT_DIRS:
+        if not path.startswith(directory + "/"):
+            continue
+        rest = path[len(directory) + 1:].split("/")
+        if len(rest) == 1:
+            return bool(UNIT_RE.fullmatch(rest[0]))
+        if len(rest) == 2 and rest[0].endswith(".d") and rest[1].endswith(".conf"):
+            return bool(UNIT_RE.fullmatch(rest[0][:-2]))
+    return False
 
 
 def plan(want, have):

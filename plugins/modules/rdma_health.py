@@ -62,7 +62,8 @@ options:
     description: Path (on the node) of an C(NCCL_DEBUG=INFO) log to judge (NCCL's choice of HCAs, GPUDirect RDMA per HCA).
     type: path
   nccl_log_text:
-    description: The same log as text.
+    description: The same log as text. Not logged and never returned (C(no_log)), since a log can
+      hold tokens and passwords from the job's environment.
     type: str
   bundle:
     description: A support bundle of C(playbooks/collect.yml) to judge instead of the host - the node's directory
@@ -178,7 +179,7 @@ def main():
             gdr=dict(type="bool", default=True),
             lossless=dict(type="bool", default=True),
             nccl_log=dict(type="path"),
-            nccl_log_text=dict(type="str"),
+            nccl_log_text=dict(type="str", no_log=True),
             bundle=dict(type="path"),
             checks=dict(type="dict", default={}),
             host=dict(type="str"),
@@ -197,18 +198,21 @@ def main():
     try:
         _health.merge_checks(params["checks"], "checks")
         # the NCCL log is read and parsed first: a bad one is refused before the node is read
+        # (kept out of params: the invocation AnsibleModule returns must never hold the log's text)
+        nccl_text = params["nccl_log_text"]
         if params["nccl_log"]:
-            params["nccl_log_text"] = _health_read.read_nccl_log(params["nccl_log"])
-            _nccl.parse_log(params["nccl_log_text"], "nccl_log=%r" % params["nccl_log"])
-        elif params["nccl_log_text"] is not None:
-            _nccl.parse_log(params["nccl_log_text"], "nccl_log_text")
+            nccl_text = _health_read.read_nccl_log(params["nccl_log"])
+            _nccl.parse_log(nccl_text, "nccl_log=%r" % params["nccl_log"])
+        elif nccl_text is not None:
+            _nccl.parse_log(nccl_text, "nccl_log_text")
         if params["bundle"]:
             raw = _health_read.read_bundle(params["bundle"])
-            if params["nccl_log_text"] is not None:
-                raw["nccl_log"] = params["nccl_log_text"]
+            if nccl_text is not None:
+                raw["nccl_log"] = nccl_text
             observations = _health_read.derive(raw, params["flap_window"], params["boot_grace"])[0]
         else:
-            raw, observations = _health_read.observe(module, params, save_state=not module.check_mode)
+            raw, observations = _health_read.observe(module, dict(params, nccl_log_text=nccl_text),
+                                                     save_state=not module.check_mode)
         findings = _health.judge(observations, params["checks"])
     except (ValueError, ToolError) as exc:
         module.fail_json(msg=str(getattr(exc, "msg", exc)))

@@ -146,3 +146,18 @@ def test_two_files_in_one_missing_directory_make_one_mkdir(monkeypatch, tmp_path
     assert kind == "exit", res
     assert [c for c in res["commands"] if c.startswith("mkdir")] == ["mkdir -p %s" % (tmp_path / "new")]
     assert (tmp_path / "new" / "b").read_text() == "b\n"
+
+
+@pytest.mark.parametrize("path, unit", [
+    ("/etc/systemd/system/opensm.service", True),
+    ("/etc/systemd/system/opensm@.service.d/10-rdma-fabric.conf", True),
+    ("/usr/lib/systemd/system/x.timer.d/override.conf", True),
+    ("/etc/systemd/system/opensm@.service.d/notes.txt", False),
+    ("/etc/systemd/system/not-a-unit.d/x.conf", False),
+    ("/etc/opensm/opensm.conf", False),
+])
+def test_a_drop_in_is_a_unit_file(path, unit):
+    """A changed drop-in (the OpenSM role's 10-rdma-fabric.conf) needs a daemon-reload as a
+    unit file does: without it a restart runs the old [Service] (issue 26: OpenSM's stdout,
+    keys included, went on reaching the journal after the drop-in sent it to null)."""
+    assert bool(_node_files.is_unit_file(path)) is unit
