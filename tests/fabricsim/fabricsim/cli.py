@@ -61,7 +61,8 @@ def cmd_init(args):
     if not os.path.exists(os.path.join(paths.run_dir(), "proc", "cmdline")):
         write_proc_cmdline()
     from . import watch
-    watch.drain()
+    if watch.drain() is False:
+        return _fail("the sysfs daemon did not handle the node's writes in time (fabricsim watch drain)")
     print("fabricsim: node initialised with profile %s" % args.profile)
     return 0
 
@@ -169,7 +170,8 @@ def cmd_clear(args):
 def cmd_reset(args):
     _rebuild(reset=True)
     from . import watch
-    watch.drain()
+    if watch.drain() is False:
+        return _fail("the sysfs daemon did not handle the reset's writes in time (fabricsim watch drain)")
     return 0
 
 
@@ -229,7 +231,8 @@ def cmd_boot(args):
 
 def cmd_log(args):
     from . import watch
-    watch.drain()
+    if watch.drain() is False:
+        return _fail("the sysfs daemon did not handle the writes made so far in time: the call log would miss them")
     recs = log.records(writes_only=args.writes)
     if args.tool:
         recs = [r for r in recs if r["tool"] == args.tool]

@@ -307,11 +307,15 @@ def wait_ready(timeout=None, started_only=False):
         time.sleep(0.02)
 
 
-def drain(timeout=3.0, ready_timeout=None):
+def drain(timeout=None, ready_timeout=None):
     """Make sure the running watcher has handled every write made before this call.  A daemon
-    that has started but is not ready yet is waited for (NotReady after ready_timeout s)."""
+    that has started but is not ready yet is waited for (NotReady after ready_timeout s).
+    True: drained; None: no daemon runs (nothing to drain); False: the daemon did not answer
+    within ``timeout`` s ($FABRICSIM_DRAIN_TIMEOUT, default 30: a loaded machine is slow)."""
+    if timeout is None:
+        timeout = float(os.environ.get("FABRICSIM_DRAIN_TIMEOUT") or 30)
     if not wait_ready(ready_timeout, started_only=True):
-        return False
+        return None
     token = "%d-%f" % (os.getpid(), time.time())
     ctl = paths.run_file(CONTROL)
     ack = os.path.join(ctl, "ack-" + token)

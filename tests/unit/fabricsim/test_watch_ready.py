@@ -105,7 +105,7 @@ def test_no_daemon_at_all_is_not_waited_for(sim):
     from fabricsim import watch
     sim.init("hgx-h100-roce")
     start = time.time()
-    assert watch.drain() is False
+    assert watch.drain() is None
     assert time.time() - start < 1
     assert sim.cli("reset") == 0
 
@@ -122,7 +122,7 @@ def test_stale_markers_of_a_previous_boot_are_not_ready(sim):
     with open(os.path.join(sim.run_dir, "watch.ready"), "w") as handle:
         handle.write(stale + " fuse\n")
     assert not watch.watcher_alive() and watch.ready() is None
-    assert watch.drain() is False
+    assert watch.drain() is None
     assert sim.cli("watch", "--wait-ready", "--timeout", "0.2") == 1
 
 
@@ -141,3 +141,18 @@ def test_wait_ready_waits_for_a_starting_daemon(held_daemon):
         pid, dummy, mode = handle.read().split()
     assert (pid, mode) == (str(os.getpid()), "inotify")
     assert os.path.isdir(os.path.join(sim.run_dir, watch.CONTROL))
+
+
+def test_a_drain_the_daemon_never_answers_fails_loudly(sim, monkeypatch, capsys):
+    """A ready daemon that does not answer within the drain timeout (a loaded machine): reset and
+    log fail naming it, instead of reading a call log that misses writes (it was silent)."""
+    from fabricsim import watch
+    sim.init("hgx-h100-roce")
+    monkeypatch.setenv("FABRICSIM_DRAIN_TIMEOUT", "0.3")
+    monkeypatch.setattr(watch, "wait_ready", lambda *a, **k: True)    # a daemon that never acks
+    os.makedirs(os.path.join(sim.run_dir, watch.CONTROL), exist_ok=True)
+    assert watch.drain() is False
+    capsys.readouterr()
+    assert sim.cli("log") == 1 and sim.cli("reset") == 1
+    err = capsys.readouterr().err
+    assert "call log would miss" in err and "reset's writes" in err
