@@ -472,8 +472,19 @@ def _read_text(path):
         return handle.read()
 
 
+def update_pending_marker(grub_file):
+    """The file that says a run wrote the GRUB files and the boot-loader update (update-grub)
+    has not finished since: made before the first write, removed once the update command
+    succeeded. A run killed, or a node that lost power, in between leaves it, and the next run
+    runs the update again although the files already hold the arguments (without it, the files
+    would look done while grub.cfg, what the node boots, never got the arguments: every
+    reboot would come back without them)."""
+    return grub_file + ".rdma-fabric-update-pending"
+
+
 def read_state(module, backend, grub_file, grubby=None):
-    """The only reader: the boot configuration as text/entries."""
+    """The only reader: the boot configuration as text/entries (grub: and whether an update
+    of the boot loader is still pending, ``update_pending``)."""
     if backend == "grubby":
         rc, out, err = run_tool(module, [grubby, "--info=ALL"])
         return {"backend": "grubby", "entries": parse_grubby_info(out)}
@@ -484,7 +495,8 @@ def read_state(module, backend, grub_file, grubby=None):
         files.append((grub_file, ""))
     for path in grub_d_files(grub_file):
         files.append((path, _read_text(path)))
-    return {"backend": "grub", "files": files}
+    return {"backend": "grub", "files": files,
+            "update_pending": os.path.lexists(update_pending_marker(grub_file))}
 
 
 def write_file_atomic(module, path, text):
@@ -542,6 +554,8 @@ class KernelCmdlineResource(Resource):
         self.planned = self.backup = False
         self.previous = {}          # path -> text before this run's write (grub backend)
         self.written = []
+        self.grub_file = None
+        self.marked = False         # this run made the update-pending marker
 
     # --- want
     def normalize(self, entry, field):
@@ -565,6 +579,7 @@ class KernelCmdlineResource(Resource):
             raise ValidationError("backend=grubby but grubby was not found in PATH")
         self.extras["backend"] = backend
         self.backup = entry["backup"]
+        self.grub_file = entry["grub_file"]
         return {"arguments": wants, "backend": backend, "grubby": grubby, "grub_file": entry["grub_file"],
                 "update_command": entry["update_command"], "backup": entry["backup"],
                 "proc_cmdline": entry["proc_cmdline"]}
@@ -591,7 +606,10 @@ class KernelCmdlineResource(Resource):
         assignments = []
         for path, text in have["files"]:
             assignments.extend(parse_grub_assignments(text, path))
-        return {"arguments": effective_words(assignments)}
+        state = {"arguments": effective_words(assignments)}
+        if have.get("update_pending"):
+            state["boot_loader_update_pending"] = True
+        return state
 
     # --- plan
     def _check_contradiction(self, want, have):
@@ -622,8 +640,12 @@ class KernelCmdlineResource(Resource):
             for note in notes:
                 if "grub-mkconfig reads after" in note:
                     self.module.warn(note)
-        if not new_texts:
+        if not new_texts and not have.get("update_pending"):
             return []
+        if not new_texts and first:
+            self.extras["notes"].append("the boot-loader update after an earlier run's write of %s did not finish "
+                                        "(%s is there): running it again" % (want["grub_file"],
+                                                                               update_pending_marker(want["grub_file"])))
         try:
             update = resolve_update_command(self.module, want["update_command"])
         except ToolError as exc:
@@ -635,12 +657,15 @@ class KernelCmdlineResource(Resource):
             return dict(have, entries=[dict(e, words=ka.edited_words(e["words"], want["arguments"]))
                                        for e in have["entries"]])
         new_texts = edit_grub_files(have["files"], want["arguments"])[0]
-        return dict(have, files=[(path, new_texts.get(path, text)) for path, text in have["files"]])
+        return dict(have, files=[(path, new_texts.get(path, text)) for path, text in have["files"]],
+                    update_pending=False)
 
     # --- apply
     def apply(self, key, command):
         if command[0] == "write":
             dummy, path, text = command
+            if not self.written:
+                self._mark_update_pending()
             if self.backup and os.path.exists(path):
                 self.extras.setdefault("backup_files", []).append(self.module.backup_local(path))
             try:
@@ -657,12 +682,39 @@ class KernelCmdlineResource(Resource):
             if self.written and self.extras["backend"] == "grub":
                 exc.msg = "regenerating grub.cfg failed (%s)%s" % (exc.msg, self._restore())
             raise
+        if self.extras["backend"] == "grub":
+            self._unmark(always=True)
+
+    def _mark_update_pending(self):
+        """Before the first write: the marker that the boot loader is not yet updated. It
+        stays when the run ends between the write and a successful update (killed, power lost,
+        the update failed and the previous files could not be put back), so that the next run
+        runs the update again."""
+        marker = update_pending_marker(self.grub_file)
+        if not os.path.lexists(marker):
+            try:
+                _fileio.write_atomic(marker, "# rdma.fabric.kernel_cmdline wrote %s; the boot-loader update (update-grub) "
+                                             "has not finished since. The next run runs it again.\n" % self.grub_file)
+            except (IOError, OSError) as exc:
+                raise ToolError("writing %s failed (%s); nothing written" % (marker, exc))
+            self.marked = True
+
+    def _unmark(self, always=False):
+        """Remove the marker: after the update succeeded (``always``), or after the files were put
+        back when this run made it (one an earlier run left stays: its write is still not booted)."""
+        if always or self.marked:
+            try:
+                os.unlink(update_pending_marker(self.grub_file))
+            except OSError:
+                pass
+            self.marked = False
 
     def _restore(self):
         """After a failed write or boot-loader update: put the previous text of every GRUB
         file this run wrote back in place (atomically), so the files match the grub.cfg the
         next boot reads. Returns the sentence the failure message ends with."""
         if not self.written:
+            self._unmark()
             return ""
         restored, failed = [], []
         for path in self.written:
@@ -672,6 +724,8 @@ class KernelCmdlineResource(Resource):
             except (IOError, OSError, KeyError) as exc:
                 failed.append("%s (%s)" % (path, exc))
         self.written = []
+        if not failed:
+            self._unmark()
         backups = self.extras.get("backup_files") or []
         kept = "; backup kept: %s" % ", ".join(backups) if backups else "; no backup (backup=false)"
         text = ""

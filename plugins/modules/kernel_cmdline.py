@@ -19,6 +19,11 @@ description:
   - Debian/Ubuntu (I(backend=grub)) edits C(GRUB_CMDLINE_LINUX) in O(grub_file) and in the
     C(<grub_file>.d/*.cfg) drop-ins that C(grub-mkconfig) sources after it, then runs
     O(update_command) only when a file changed. C(GRUB_CMDLINE_LINUX_DEFAULT) is never touched.
+  - "Before the first write it creates C(<grub_file>.rdma-fabric-update-pending), and removes it once
+    O(update_command) succeeded: a run killed (or a node losing power) in between leaves it, and the
+    next run runs O(update_command) again although the files already hold the arguments (RV(before)
+    then has C(boot_loader_update_pending=true)). Without it the files would look done while the
+    generated boot configuration, what the node boots, never got the arguments."
   - "When a drop-in sets C(GRUB_CMDLINE_LINUX) again without building on C($GRUB_CMDLINE_LINUX),
     the value in O(grub_file) is dead; the module then edits the drop-in (the assignment
     grub-mkconfig really uses) and says so in RV(notes). Drop-ins that append

@@ -51,6 +51,10 @@ def test_gpudirect_kernel_arguments_differ_or_are_pending():
     assert judge("h", {"before": {"arguments": ["iommu=pt"]}, "after": {"arguments": ["iommu=pt"]},
                        "running": [{"name": "iommu", "value": "pt"}]}) == [
         A.record("h", "gpudirect", "/proc/cmdline", "iommu", "iommu=pt", "pending reboot")]
+    # written by a run killed before update-grub finished: a reboot alone would not boot it
+    assert judge("h", {"before": {"arguments": ["iommu=pt"], "boot_loader_update_pending": True},
+                       "after": {"arguments": ["iommu=pt"]}, "running": [{"name": "iommu", "value": "pt"}]}) == [
+        A.record("h", "gpudirect", "boot configuration", "boot loader update", "done", "pending")]
     assert judge("h", {"before": {"arguments": ["iommu=pt"]}, "after": {"arguments": ["iommu=pt"]}, "running": []}) == []
 
 

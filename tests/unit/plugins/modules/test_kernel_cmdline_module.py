@@ -122,6 +122,59 @@ def test_update_failure_puts_the_previous_file_back_and_keeps_the_backup(capsys,
     assert result["failed_command"] == "/usr/sbin/update-grub"
     assert result["after"] == result["before"] == {"arguments": []}
     assert result["changed"] is False                # read back: the previous file is in place
+    assert not (tmp_path / "grub.rdma-fabric-update-pending").exists()    # files and grub.cfg agree again
+
+
+def test_update_pending_marker_during_the_update_and_gone_after(capsys, host, monkeypatch):
+    tmp_path, calls = host
+    marker = tmp_path / "grub.rdma-fabric-update-pending"
+    seen = []
+
+    def fake_run(self, argv, **kw):
+        if str(argv[0]).endswith("update-grub"):
+            seen.append(marker.exists())     # made before the GRUB file was written
+        return 0, "", ""
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", fake_run)
+    rc, result = run_main(capsys, grub_args(tmp_path))
+    assert rc == 0 and seen == [True]
+    assert not marker.exists()
+    assert result["before"] == {"arguments": []}
+    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}
+
+
+def test_write_whose_update_never_finished_is_updated_by_the_next_run(capsys, host):
+    """A run killed (or the node losing power) after writing the GRUB file and before update-grub
+    finished: the file holds the arguments, grub.cfg does not. The next run updates the boot
+    loader; the one after does nothing."""
+    tmp_path, calls = host
+    rc, done = run_main(capsys, grub_args(tmp_path))
+    del calls[:]
+    marker = tmp_path / "grub.rdma-fabric-update-pending"
+    marker.write_text("left by a killed run\n")
+    rc, check = run_main(capsys, grub_args(tmp_path, _ansible_check_mode=True))
+    assert (check["changed"], check["commands"], calls) == (True, ["/usr/sbin/update-grub"], [])
+    rc, result = run_main(capsys, grub_args(tmp_path))
+    assert rc == 0, result
+    assert result["changed"] is True
+    assert result["commands"] == ["/usr/sbin/update-grub"]
+    assert calls == [["/usr/sbin/update-grub"]]
+    assert result["before"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST], "boot_loader_update_pending": True}
+    assert result["after"] == {"arguments": ["iommu=pt", "pci=" + DEV_LIST]}
+    assert any("did not finish" in note for note in result["notes"])
+    assert not marker.exists()
+    rc, again = run_main(capsys, grub_args(tmp_path))
+    assert (again["changed"], again["commands"], calls) == (False, [], [["/usr/sbin/update-grub"]])
+
+
+def test_failed_update_keeps_an_earlier_runs_marker(capsys, host, monkeypatch):
+    tmp_path, dummy = host
+    rc, done = run_main(capsys, grub_args(tmp_path))
+    marker = tmp_path / "grub.rdma-fabric-update-pending"
+    marker.write_text("left by a killed run\n")
+    monkeypatch.setattr(kernel_cmdline.AnsibleModule, "run_command", lambda self, argv, **kw: (1, "", "no space left"))
+    rc, result = run_main(capsys, grub_args(tmp_path))
+    assert rc == 1 and result["failed_command"] == "/usr/sbin/update-grub"
+    assert marker.exists()
 
 
 def test_malformed_refused_before_anything(capsys, host):
