@@ -11,7 +11,8 @@ in the node.
 
 WHEN:
   write[:TOOL]          the first write fabricsim logs after COMMAND started (of TOOL only)
-  file:PATH             PATH exists on the node
+  file:PATH             PATH exists on the node (on its own file system: not under /run or /tmp,
+                        tmpfs mounts the controller does not see)
 ACTION:
   kill-controller       SIGKILL to COMMAND's whole process group (ansible-playbook, its
                         workers, their podman exec clients: the controller machine dies),
@@ -118,6 +119,8 @@ def wait_quiet(node, timeout):
 def cmd_run(args):
     node = Node(args.node)
     kind, _, what = args.when.partition(":")
+    if kind not in ("write", "file") or (kind == "file" and (not what.startswith("/") or what.split("/")[1] in ("run", "tmp"))):
+        raise SystemExit("--when %s: write[:TOOL] or file:PATH (absolute, not under /run or /tmp)" % args.when)
     tool = what or None
     before = len(node.writes(tool)) if kind == "write" else 0
     start = time.time()
