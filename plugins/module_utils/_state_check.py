@@ -10,7 +10,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import check_resource
 
 
@@ -47,20 +51,85 @@ RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "nod
              "kernel_cmdline": _kernel_cmdline}
 
 
+# What an entry of ``resources`` may hold besides its config: the state the module would run
+# with, and the module's other options (each a boolean), per resource.
+STATES = ("merged", "replaced")
+OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("content",)}
+# The resources whose config is a list of dicts (one per interface); the others take one dict.
+LIST_CONFIG = ("dcqcn", "lldp_dcb", "mlnx_qos")
+_CONFIG_SHAPE = {"node_files": "a dict {files, units}",
+                 "kernel_cmdline": "a dict of the kernel_cmdline module's parameters (arguments, backend, grub_file, ...)"}
+
+
+def shown(name, value):
+    """``value`` for a message about the field ``name``: hidden when the name says it holds a
+    secret, and every secret in it masked (_secrets.py: state_check's areas and resources are
+    no_log, so a message is the only place their values show)."""
+    return repr(_secrets.redact(_secrets.hide(name, value)))
+
+
+def request_error(index, request):
+    """``(message, options)``: what is wrong with the ``index``-th entry of ``resources`` (None
+    when nothing is), naming the field and the value, and its options as booleans."""
+    where = "resources[%d]" % index
+    if not isinstance(request, dict):
+        return "%s=%s: expected a dict {resource, config, ...}" % (where, shown("resources", request)), {}
+    name = request.get("resource")
+    if name not in RESOURCES:
+        return "%s.resource=%r: one of %s" % (where, name, ", ".join(sorted(RESOURCES))), {}
+    state = request.get("state")
+    if state is not None and state not in STATES:
+        return "%s.state=%s: one of %s (the state the %s module would run with)" % (
+            where, shown("state", state), ", ".join(STATES), name), {}
+    options = request.get("options")
+    if options is not None and not isinstance(options, dict):
+        return "%s.options=%s: expected a dict of the %s module's options" % (where, shown("options", options), name), {}
+    taken = OPTIONS.get(name, ())
+    unknown = sorted((k for k in options or {} if k not in taken), key=str)
+    if unknown:
+        return "%s.options: %s %s not an option state_check takes for %s (%s)" % (
+            where, ", ".join(repr(k) for k in unknown), "is" if len(unknown) == 1 else "are", name,
+            "it takes " + ", ".join(taken) if taken else "it takes none"), {}
+    flags = {}
+    for key, value in sorted((options or {}).items()):
+        try:
+            flags[key] = boolean(value, strict=True)
+        except TypeError:
+            return "%s.options.%s=%s: expected true or false" % (where, key, shown(key, value)), {}
+    config = request.get("config")
+    if name in LIST_CONFIG:
+        if config is not None and not isinstance(config, list):
+            return "%s.config=%s: expected a list of dicts, the %s module's config (one per interface)" % (
+                where, shown("config", config), name), {}
+    elif config is not None and not isinstance(config, dict):
+        return "%s.config=%s: expected %s" % (where, shown("config", config), _CONFIG_SHAPE[name]), {}
+    elif name == "kernel_cmdline":
+        arguments = (config or {}).get("arguments")
+        if arguments is not None and not isinstance(arguments, list):
+            return "%s.config.arguments=%s: expected a list of dicts {name, value, state}" % (
+                where, shown("arguments", arguments)), {}
+        for number, argument in enumerate(arguments or []):
+            if not isinstance(argument, dict):
+                return "%s.config.arguments[%d]=%s: expected a dict {name, value, state}" % (
+                    where, number, shown("arguments", argument)), {}
+    return None, flags
+
+
 def check_all(module, requests):
     """``[{name, area, resource, state, config, options}]`` -> the same list with ``failed``
     and ``result`` (before/after/commands, or msg) of each. One failing resource does not
-    stop the others: its error is its result."""
+    stop the others: its error is its result. An entry of the wrong shape (a state, an option
+    or a config the module would refuse) is refused here, naming the field and the value."""
     out = []
     for index, request in enumerate(requests or []):
+        error, options = request_error(index, request)
+        request = request if isinstance(request, dict) else {}
         name = request.get("resource")
         entry = {"area": request.get("area"), "resource": name, "name": request.get("name") or name}
-        factory = RESOURCES.get(name)
-        if factory is None:
-            entry.update(failed=True, result={"msg": "resources[%d].resource=%r: one of %s"
-                                                     % (index, name, ", ".join(sorted(RESOURCES)))})
+        if error:
+            entry.update(failed=True, result={"msg": error})
         else:
-            resource = factory(module, request.get("options") or {})
+            resource = RESOURCES[name](module, options)
             config = request.get("config")
             if name == "kernel_cmdline":
                 config = dict(KERNEL_CMDLINE_DEFAULTS, **(config or {}))
@@ -69,6 +138,114 @@ def check_all(module, requests):
             entry.update(failed=failed, result=result)
         out.append(entry)
     return out
+
+
+# The readers of ``facts`` and what each takes (the option: its check, returning the value or
+# raising ValueError with what is expected).
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _positive(value):
+    if isinstance(value, bool) or not re.match(r"[0-9]+\Z", str(value)) or int(str(value)) < 1:
+        raise ValueError("expected a positive integer")
+    return int(str(value))
+
+
+def _flag(value):
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        raise ValueError("expected true or false")
+
+
+def _subsets(value):
+    from ansible_collections.rdma.fabric.plugins.module_utils._rdma_facts import SUBSETS
+    if not isinstance(value, list) or any(v not in SUBSETS for v in value):
+        raise ValueError("expected a list of %s" % ", ".join(SUBSETS))
+    return value
+
+
+def _gdr_level(value):
+    from ansible_collections.rdma.fabric.plugins.module_utils._gdr_readiness import GDR_LEVELS
+    if value not in GDR_LEVELS:
+        raise ValueError("one of %s" % ", ".join(GDR_LEVELS))
+    return value
+
+
+def _abs_path(value):
+    if not isinstance(value, str) or not value.startswith("/") or "\x00" in value:
+        raise ValueError("expected an absolute path")
+    return value
+
+
+def _ca(value):
+    from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, check_name
+    try:
+        return check_name("ca", value, "CA", RDMA_DEVICE_MAX)
+    except ValueError as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1])
+
+
+READER_OPTIONS = {
+    "rdma_facts": {"gather_subset": _subsets},
+    "gdr_readiness": {"gdr_level": _gdr_level, "proc_root": _abs_path},
+    "opensm": {"ibstat": _flag},
+    "sm_info": {"ca": _ca, "port": _positive, "timeout": _positive, "environment": None},
+}
+
+
+def facts_errors(facts):
+    """What is wrong with the ``facts`` option (``{reader: {option: value}}``): an unknown
+    reader, options that are not a dict, an option the reader does not take or a value it
+    would refuse; each message names ``facts.READER.OPTION`` and the value."""
+    errors = []
+    for reader in sorted(facts or {}, key=str):
+        options = facts[reader]
+        where = "facts.%s" % (reader,)
+        if reader not in READER_OPTIONS:
+            errors.append("facts: %r is not a reader; one of %s" % (reader, ", ".join(sorted(READER_OPTIONS))))
+            continue
+        if options is None:
+            continue
+        if not isinstance(options, dict):
+            errors.append("%s=%s: expected a dict of the reader's options (%s)"
+                          % (where, shown(reader, options), ", ".join(sorted(READER_OPTIONS[reader]))))
+            continue
+        for key in sorted(options, key=str):
+            value = options[key]
+            if key not in READER_OPTIONS[reader]:
+                errors.append("%s: %r is not an option of the reader; it takes %s"
+                              % (where, key, ", ".join(sorted(READER_OPTIONS[reader]))))
+            elif key == "environment":
+                errors.extend(_environment_errors("%s.environment" % where, value))
+            elif value is not None:
+                try:
+                    READER_OPTIONS[reader][key](value)
+                except ValueError as exc:
+                    errors.append("%s.%s=%s: %s" % (where, key, shown(key, value), exc))
+    return errors
+
+
+def _environment_errors(where, value):
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return ["%s=%s: expected a dict of environment variable: value" % (where, shown("environment", value))]
+    errors = []
+    for name in sorted(value, key=str):
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            errors.append("%s: %r is not an environment variable name (letters, digits and '_', not starting "
+                          "with a digit)" % (where, name))
+        elif not isinstance(value[name], (str, int, float, bool)) or "\x00" in str(value[name]):
+            errors.append("%s.%s=%s: expected a string or a number" % (where, name, shown(name, value[name])))
+    return errors
+
+
+def areas_errors(areas):
+    """An area of ``areas`` whose spec is not a dict (the role's ``__AREA_drift_spec``)."""
+    return ["areas.%s=%s: expected the role's drift spec (a dict, its __%s_drift_spec)"
+            % (area, shown(area, spec), area)
+            for area, spec in sorted((areas or {}).items()) if not isinstance(spec, dict)]
 
 
 class _ReadOnce(object):

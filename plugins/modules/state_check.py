@@ -28,6 +28,8 @@ options:
         takes C(gdr_level) (M(rdma.fabric.gdr_readiness)), C(sm_info) takes C(ca), C(port),
         C(timeout), C(environment) (M(rdma.fabric.sm_info); the environment only its commands get), C(opensm)
         takes C(ibstat) (the OS family markers, and the ports when true).
+      - Another reader, an option its reader does not take or a value it would refuse fails the module
+        before anything is read, naming the reader, the option and the value.
     type: dict
   areas:
     description:
@@ -69,7 +71,7 @@ options:
         description: The area the entry belongs to (for reports), for example V(roce_qos).
         type: str
       state:
-        description: The state the module would run with (V(merged), V(replaced)).
+        description: The state the module would run with (V(merged), V(replaced)); another one fails the entry.
         type: str
         default: merged
       config:
@@ -81,6 +83,7 @@ options:
         description:
           - Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)); for
             V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before).
+          - Each a boolean; an option the module does not take here fails the entry.
         type: dict
 attributes:
   action_group:
@@ -151,7 +154,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._drift_areas import NODE_AREAS, readers
-from ansible_collections.rdma.fabric.plugins.module_utils._state_check import RESOURCES, check_all, check_areas, gather_facts
+from ansible_collections.rdma.fabric.plugins.module_utils._state_check import (
+    RESOURCES, areas_errors, check_all, check_areas, facts_errors, gather_facts)
 
 
 def argument_spec():
@@ -180,6 +184,11 @@ def main():
     unknown = sorted(set(areas) - set(NODE_AREAS))
     if unknown:
         module.fail_json(msg="areas: %s not planned on the node; one of %s" % (", ".join(unknown), ", ".join(NODE_AREAS)))
+    # the readers and the areas checked before anything runs: each message names the field and
+    # the value (a secret's value masked), nothing is read
+    errors = facts_errors(module.params["facts"]) + areas_errors(areas)
+    if errors:
+        module.fail_json(msg="; ".join(errors))
     wanted = dict(readers(areas), **(module.params["facts"] or {}))
     facts, errors = gather_facts(module, wanted)
     out = dict(changed=False, facts=facts if module.params["return_facts"] else {}, facts_errors=errors,

@@ -393,14 +393,6 @@ _STATE_CHECK = "plugins/modules/state_check.py (others are editing it): "
 _OPENSM = "roles/opensm (others are editing it): "
 _ROCE_QOS = "roles/roce_qos and its filter (others are editing them): "
 KNOWN_DEFECTS = {
-    "state_check:facts": _STATE_CHECK + "a reader's bad option is a facts_errors entry 'ValueError: tuple.index(x): "
-                                        "x not in tuple', naming neither the option nor the value",
-    "state_check:facts#2": _STATE_CHECK + "an unknown reader name is ignored silently",
-    "state_check:areas#2": _STATE_CHECK + "an area whose spec is not a dict is accepted silently",
-    "state_check:resources.config": _STATE_CHECK + "a node_files config that is not a dict is a traceback "
-                                                   "(AttributeError: 'str' object has no attribute 'get')",
-    "state_check:resources.state": _STATE_CHECK + "a state other than merged/replaced is accepted silently",
-    "state_check:resources.options": _STATE_CHECK + "an option the module does not take is ignored silently",
     "opensm:opensm_fabric": _OPENSM + "a line break in the fabric name is accepted (it names the HA group)",
     "opensm:opensm_ca": _OPENSM + "no check: a CA name with '/' goes to the templates",
     "opensm:opensm_ca_port": _OPENSM + "no check: port 0 is accepted",
