@@ -157,7 +157,11 @@ def config_errors(settings):
                 errors.append("roce_qos_dscp2prio_extra[%d].dscp=%s moves %s=%s: the role maps that DSCP itself"
                               % (index, dscp, name, value))
     errors.extend(_dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio))
+    errors.extend(_dcqcn_param_errors(settings))
+    errors.extend(persist_dir_errors(settings))
     np_params = settings.get("dcqcn_np_params") or {}
+    if not isinstance(np_params, dict):
+        np_params = {}
     for key, name, value in (("cnp_dscp", "roce_qos_cnp_dscp", cnp_dscp), ("cnp_802p_prio", "roce_qos_cnp_priority",
                                                                            cnp_prio)):
         if key in np_params and value is not None and str(np_params[key]) != str(value):
@@ -179,6 +183,47 @@ def config_errors(settings):
         errors.append("roce_qos_buffer_size is set but roce_qos_prio2buffer is not: the PFC priorities' buffers "
                       "cannot be checked; set both")
     return [e.replace("roce_qos (mlnx_qos).", "roce_qos (mlnx_qos) ") for e in errors]
+
+
+def _dcqcn_param_errors(settings):
+    """A name in roce_qos_dcqcn_np_params / _rp_params that is no ECN parameter file of the mlx5
+    driver (``_dcqcn.KNOWN_PARAMS``, en_ecn.c): the dcqcn module would refuse it only on the node,
+    when it finds no such file. A name of the other point is left to the module's own message
+    (give it under the other variable)."""
+    errors = []
+    for point in _dcqcn.POINTS:
+        variable = "roce_qos_dcqcn_%s_params" % point
+        params = settings.get("dcqcn_%s_params" % point)
+        if params is None:
+            continue
+        if not isinstance(params, dict):
+            errors.append("%s=%r: expected a dict of roce_%s parameter: integer" % (variable, params, point))
+            continue
+        other = [p for p in _dcqcn.POINTS if p != point][0]
+        unknown = sorted(str(name) for name in params
+                         if str(name) not in _dcqcn.KNOWN_PARAMS[point] and str(name) not in _dcqcn.KNOWN_PARAMS[other])
+        if unknown:
+            errors.append("%s: %s %s not a roce_%s parameter of the mlx5 driver (ecn/roce_%s has %s)"
+                          % (variable, ", ".join(repr(n) for n in unknown), "is" if len(unknown) == 1 else "are",
+                             point, point, ", ".join(_dcqcn.KNOWN_PARAMS[point])))
+    return errors
+
+
+# What the persist directory may not hold: it is written into the udev rule (a quoted TEST
+# value, where % and $ are substitutions) and the boot applier (shell-quoted).
+_PERSIST_DIR_BAD = set('"\\%$') | set(chr(c) for c in range(32)) | set("\x7f\x85\u2028\u2029")
+
+
+def persist_dir_errors(settings):
+    """roce_qos_persist_dir (``persist_dir``, when the settings hold it): an absolute path with
+    no line break and nothing the udev rule would read as syntax."""
+    if "persist_dir" not in settings:
+        return []
+    value = settings["persist_dir"]
+    if not isinstance(value, str) or not value.startswith("/") or any(c in _PERSIST_DIR_BAD for c in value):
+        return ["roce_qos_persist_dir=%r: expected an absolute path without line breaks, control characters, "
+                "quotes, backslashes, '%%' or '$' (it goes into the udev rule and the boot-time applier)" % (value,)]
+    return []
 
 
 def roce_ports(facts, interfaces=None):

@@ -402,9 +402,6 @@ KNOWN_DEFECTS = {
     "opensm:opensm_verify_retries": _OPENSM + "no check: a negative count reaches the retry loop",
     "opensm:opensm_verify_delay": _OPENSM + "no check: a negative delay reaches the retry loop",
     "opensm:opensm_query_environment": _OPENSM + "no check: a variable name with a space reaches the tools' environment",
-    "roce_qos:roce_qos_dcqcn_np_params": _ROCE_QOS + "an unknown DCQCN parameter name passes the preflight; the dcqcn "
-                                                     "module refuses it on the node, naming config.np.params",
-    "roce_qos:roce_qos_persist_dir": _ROCE_QOS + "no check: a relative directory is accepted",
 }
 
 
