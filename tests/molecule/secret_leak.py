@@ -72,7 +72,7 @@ def main(out):
     with open(extra, "w") as handle:
         json.dump({"opensm_sm_key": KEYS["sm_key"], "opensm_m_key": KEYS["m_key"],
                    "opensm_extra_options": {"sa_key": KEYS["sa_key"], "cc_key": KEYS["cc_key"]},
-                   "health_nccl_log": NCCL_LOG, "health_timer": False}, handle)
+                   "health_nccl_log": NCCL_LOG, "health_timer": False, "health_interval": 1}, handle)
 
     def playbook(step, name, *args, check=None):
         env = dict(os.environ, ANSIBLE_CALLBACKS_ENABLED="ansible.builtin.tree,ansible.builtin.junit",
