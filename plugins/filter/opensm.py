@@ -18,8 +18,9 @@ import re
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat, _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, check_name
 from ansible_collections.rdma.fabric.plugins.module_utils._opensm_plan import (  # noqa: F401 (filters)
-    conf_value, os_family, select_port, sm_priority, usable_ib_ports)
+    conf_value as conf_text, os_family, select_port, sm_priority, usable_ib_ports)
 
 PKEY_MIN = 0x0001
 PKEY_MAX = 0x7FFF
@@ -29,6 +30,9 @@ PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+\Z")
 # defmember (full|limited|both), indx0.
 IB_MTUS = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 IB_RATES = set(range(2, 23))
+PARTITION_KEYS = ("name", "pkey", "ipoib", "mtu", "rate", "sl", "scope", "defmember", "members")
+MEMBER_KEYS = ("guid", "membership")
+MEMBERSHIPS = ("full", "limited", "both")
 
 
 def normalize_guid(value):
@@ -143,6 +147,11 @@ def partition_errors(partitions):
         if not isinstance(part, dict):
             errors.append("%s must be a dict, got %r" % (where, part))
             continue
+        unknown = sorted((str(k) for k in part if k not in PARTITION_KEYS))
+        if unknown:
+            errors.append("%s: %s %s not a partition key the role writes (%s)"
+                          % (where, ", ".join(repr(k) for k in unknown), "is" if len(unknown) == 1 else "are",
+                             ", ".join(PARTITION_KEYS)))
         name = part.get("name")
         if not name or not PARTITION_NAME_RE.match(str(name)):
             errors.append("%s.name %r must be letters, digits, '_', '.', '-'" % (where, name))
@@ -166,17 +175,39 @@ def partition_errors(partitions):
             errors.append("%s: the partition named Default must use pkey 0x7fff, got 0x%04x" % (where, pkey))
         if pkey == DEFAULT_PKEY and name != "Default":
             errors.append("%s: pkey 0x7fff is the Default partition; name it Default, got %r" % (where, name))
+        if part.get("ipoib") is not None and not isinstance(part.get("ipoib"), bool):
+            errors.append("%s.ipoib %r must be true or false" % (where, part.get("ipoib")))
         mtu = part.get("mtu")
-        if mtu is not None and mtu not in IB_MTUS:
+        if mtu is not None and (isinstance(mtu, bool) or mtu not in IB_MTUS):
             errors.append("%s.mtu %r must be an IB MTU code 1-5 (1=256 .. 5=4096)" % (where, mtu))
         rate = part.get("rate")
-        if rate is not None and rate not in IB_RATES:
+        if rate is not None and (isinstance(rate, bool) or rate not in IB_RATES):
             errors.append("%s.rate %r must be an IB rate code 2-22 (e.g. 3=10G, 7=40G, 16=56G)" % (where, rate))
-        for member_index, member in enumerate(part.get("members") or []):
+        # the partition definition's own syntax (',', '=', ':', ';', '#') or a line break in a
+        # flag value would start another flag, member list or partition: numbers and words only
+        sl = part.get("sl")
+        if sl is not None and (isinstance(sl, bool) or not isinstance(sl, int) or not 0 <= sl <= 15):
+            errors.append("%s.sl %r must be a service level 0-15" % (where, sl))
+        scope = part.get("scope")
+        if scope is not None and (isinstance(scope, bool) or not isinstance(scope, int) or not 1 <= scope <= 15):
+            errors.append("%s.scope %r must be an IB multicast scope 1-15 (2=link-local, 5=site-local, "
+                          "8=organization-local, 14=global)" % (where, scope))
+        defmember = part.get("defmember")
+        if defmember is not None and defmember not in MEMBERSHIPS:
+            errors.append("%s.defmember %r must be full, limited or both" % (where, defmember))
+        members = part.get("members")
+        if members is not None and not isinstance(members, list):
+            errors.append("%s.members %r must be a list of dicts with guid and membership" % (where, members))
+            members = []
+        for member_index, member in enumerate(members or []):
             mwhere = "%s.members[%d]" % (where, member_index)
             if not isinstance(member, dict):
                 errors.append("%s must be a dict with guid and membership, got %r" % (mwhere, member))
                 continue
+            unknown = sorted(str(k) for k in member if k not in MEMBER_KEYS)
+            if unknown:
+                errors.append("%s: %s %s not a member key (guid, membership)"
+                              % (mwhere, ", ".join(repr(k) for k in unknown), "is" if len(unknown) == 1 else "are"))
             guid = member.get("guid")
             if guid not in ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"):
                 try:
@@ -184,7 +215,7 @@ def partition_errors(partitions):
                 except ValueError:
                     errors.append("%s.guid %r must be a port GUID (0x...) or ALL, ALL_CAS, ALL_SWITCHES, "
                                   "ALL_ROUTERS, SELF" % (mwhere, guid))
-            if member.get("membership", "full") not in ("full", "limited", "both"):
+            if member.get("membership", "full") not in MEMBERSHIPS:
                 errors.append("%s.membership %r must be full, limited or both"
                               % (mwhere, member.get("membership")))
     return errors
@@ -208,7 +239,13 @@ def with_default_partition(partitions, keep_default=True):
 
 
 def partition_lines(partitions):
-    """partitions.conf lines: ``Name=0xPKEY[,flag=v...] : GUID=full|limited|both, ... ;``."""
+    """partitions.conf lines: ``Name=0xPKEY[,flag=v...] : GUID=full|limited|both, ... ;``.
+    Partitions ``partition_errors`` refuses are an error here too (the drift check renders the
+    file without the role's preflight): no value reaches the file that could add a partition,
+    a member or a line."""
+    errors = partition_errors(partitions)
+    if errors:
+        raise AnsibleFilterError("opensm_partition_lines: %s" % "; ".join(errors))
     lines = []
     for part in partitions:
         pkey = _pkey(part["pkey"])
@@ -296,6 +333,197 @@ def extra_option_errors(extra):
             errors.append("%s=%s: holds a line break (or NUL), which would add lines to opensm.conf"
                           % (field, _shown(name, value)))
     return errors
+
+
+def conf_value(value, option=None):
+    """Python/YAML value -> opensm.conf text (TRUE/FALSE booleans, (null) for unset). With
+    ``option`` (the template passes each line's option name), a name that is not an option
+    name or a value with a line break (or NUL) is an error naming the variable it comes from:
+    each is one line of opensm.conf, whichever way the template is reached (the role's
+    preflight, or the drift check, which renders the file without it)."""
+    text = conf_text(value)
+    if option is None:
+        return text
+    if not isinstance(option, str) or not OPTION_NAME_RE.fullmatch(option):
+        raise AnsibleFilterError("opensm_extra_options[%r]: not an opensm.conf option name (lower-case letters, "
+                                 "digits and '_', no space or line break)" % (option,))
+    if any(ch in LINE_BREAKS for ch in text) or "\x00" in text:
+        source = MANAGED_OPTIONS.get(option) or "opensm_extra_options[%r]" % (option,)
+        raise AnsibleFilterError("%s: the opensm.conf value of %s, %s, holds a line break (or NUL), which would add "
+                                 "lines to opensm.conf" % (source, option, _shown(option, value)))
+    return text
+
+
+# ------------------------------------------------------------------ the role's other variables
+# Each check: the variable's value -> messages naming the variable and the value (empty: good).
+# The preflight runs them (opensm_config_errors); the templates run the ones of the values they
+# write (opensm_checked), so a value the preflight did not see (the drift check renders the
+# files without it) cannot add a line either.
+# A path the role writes into the systemd drop-in (Environment=, ExecStartPre=) and opensm.conf:
+# no blank (opensm and systemd split there), no quote, '%' or '$' (systemd specifiers and
+# variables), no line break.
+PATH_RE = re.compile(r"/[A-Za-z0-9._+@:/-]*")
+ROUTING_ENGINE_RE = re.compile(r"[A-Za-z0-9_-]+(?: *, *[A-Za-z0-9_-]+)*")
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+LOG_FLAGS_RE = re.compile(r"0x[0-9a-fA-F]{1,2}")
+
+
+def _is_int(value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not re.fullmatch(r"-?[0-9]+", str(value)):
+        return False
+    number = int(str(value))
+    return number >= low and (high is None or number <= high)
+
+
+def _fabric_errors(value):
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if not text or any(ch in LINE_BREAKS or ord(ch) < 32 or ch == "\x7f" for ch in text):
+        return ["opensm_fabric=%r: expected a fabric name on one line (not empty, no line break or control "
+                "character: it names the HA group and is written into opensm.conf and partitions.conf)" % (value,)]
+    return []
+
+
+def _role_errors(value):
+    return [] if value in ("master", "standby") else ["opensm_role=%r: expected master or standby" % (value,)]
+
+
+def _standby_rank_errors(value):
+    return [] if _is_int(value, 1) else ["opensm_standby_rank=%r: expected an integer >= 1" % (value,)]
+
+
+def _guid_errors(value):
+    if value in (None, ""):
+        return []
+    try:
+        normalize_guid(value)
+    except ValueError as exc:
+        return ["opensm_guid=%r: %s" % (value, str(exc).split(": ", 1)[-1])]
+    return []
+
+
+def _ca_errors(value):
+    if value in (None, ""):
+        return []
+    try:
+        check_name("opensm_ca", value, "CA", RDMA_DEVICE_MAX)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+def _ca_port_errors(value):
+    if value in (None, "") or _is_int(value, 1, 254):
+        return []
+    return ["opensm_ca_port=%r: expected a port number 1-254 (or empty)" % (value,)]
+
+
+def _path_errors(variable):
+    def check(value):
+        if isinstance(value, str) and PATH_RE.fullmatch(value):
+            return []
+        return ["%s=%r: expected an absolute path of letters, digits and . _ + @ : / - (no blank, quote, %%, $ or line "
+                "break: it is written into opensm.conf and the service's drop-in)" % (variable, value)]
+    return check
+
+
+def _routing_engine_errors(value):
+    if value in (None, "") or (isinstance(value, str) and ROUTING_ENGINE_RE.fullmatch(value)):
+        return []
+    return ["opensm_routing_engine=%r: expected routing engine names separated by commas (minhop, updn, ftree, "
+            "dfsssp, ...), or empty for OpenSM's default" % (value,)]
+
+
+def _log_flags_errors(value):
+    if isinstance(value, str) and LOG_FLAGS_RE.fullmatch(value):
+        return []
+    return ["opensm_log_flags=%r: expected a hex byte 0x00-0xff" % (value,)]
+
+
+def _count_errors(variable, low, what):
+    def check(value):
+        return [] if _is_int(value, low) else ["%s=%r: expected %s" % (variable, value, what)]
+    return check
+
+
+def _environment_errors(value):
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return ["opensm_query_environment=%r: expected a dict of environment variable: value" % (value,)]
+    errors = []
+    for name in sorted(value, key=str):
+        item = value[name]
+        if not isinstance(name, str) or not ENV_NAME_RE.fullmatch(name):
+            errors.append("opensm_query_environment: %r is not an environment variable name (letters, digits and "
+                          "'_', not starting with a digit)" % (name,))
+        elif isinstance(item, (dict, list)) or item is None or "\x00" in str(item):
+            errors.append("opensm_query_environment.%s=%s: expected a string or a number" % (name, _shown(name, item)))
+    return errors
+
+
+def _ha_hosts_errors(value, hosts=None):
+    if not isinstance(value, list):
+        return ["opensm_ha_hosts=%r: expected a list of inventory host names (empty: the play's hosts)" % (value,)]
+    errors = []
+    known = None if hosts is None else set(str(h) for h in hosts)
+    for index, host in enumerate(value):
+        if not isinstance(host, str) or not host:
+            errors.append("opensm_ha_hosts[%d]=%r: expected an inventory host name" % (index, host))
+        elif known is not None and host not in known:
+            errors.append("opensm_ha_hosts[%d]=%r: not a host of the inventory (the HA check would judge an SM that "
+                          "does not exist)" % (index, host))
+    return errors
+
+
+VARIABLE_CHECKS = {
+    "opensm_fabric": _fabric_errors,
+    "opensm_role": _role_errors,
+    "opensm_standby_rank": _standby_rank_errors,
+    "opensm_guid": _guid_errors,
+    "opensm_ca": _ca_errors,
+    "opensm_ca_port": _ca_port_errors,
+    "opensm_cache_dir": _path_errors("opensm_cache_dir"),
+    "opensm_log_file": _path_errors("opensm_log_file"),
+    "opensm_routing_engine": _routing_engine_errors,
+    "opensm_log_flags": _log_flags_errors,
+    "opensm_verify_retries": _count_errors("opensm_verify_retries", 1, "a number of attempts >= 1"),
+    "opensm_verify_delay": _count_errors("opensm_verify_delay", 0, "a number of seconds >= 0"),
+    "opensm_query_environment": _environment_errors,
+    "opensm_ha_hosts": _ha_hosts_errors,
+    "opensm_partitions": partition_errors,
+}
+
+
+def config_errors(config, hosts=None):
+    """Every problem of the role's variables in ``config`` (variable name -> value; those of
+    VARIABLE_CHECKS), each message naming the variable and the value. ``hosts``: the inventory's
+    host names, which every name of opensm_ha_hosts must be."""
+    if not isinstance(config, dict):
+        raise AnsibleFilterError("opensm_config_errors: expected a dict of role variables, got %s"
+                                 % type(config).__name__)
+    unknown = sorted(str(k) for k in config if k not in VARIABLE_CHECKS)
+    if unknown:
+        raise AnsibleFilterError("opensm_config_errors: no check for %s; it checks %s"
+                                 % (", ".join(unknown), ", ".join(sorted(VARIABLE_CHECKS))))
+    errors = []
+    for variable in sorted(config):
+        if variable == "opensm_ha_hosts":
+            errors.extend(_ha_hosts_errors(config[variable], hosts))
+        else:
+            errors.extend(VARIABLE_CHECKS[variable](config[variable]))
+    return errors
+
+
+def checked(value, variable):
+    """``value`` of the role's variable ``variable``, unchanged; an error naming the variable and
+    the value when its check refuses it (what a template calls for each variable it writes)."""
+    if variable not in VARIABLE_CHECKS:
+        raise AnsibleFilterError("opensm_checked: no check for %r; it checks %s"
+                                 % (variable, ", ".join(sorted(VARIABLE_CHECKS))))
+    errors = VARIABLE_CHECKS[variable](value)
+    if errors:
+        raise AnsibleFilterError("; ".join(errors))
+    return value
 
 
 def read_spec(families, markers=(), binaries=()):
@@ -401,6 +629,8 @@ class FilterModule(object):
             "opensm_ha_errors": ha_errors,
             "opensm_partition_errors": partition_errors,
             "opensm_extra_option_errors": extra_option_errors,
+            "opensm_config_errors": config_errors,
+            "opensm_checked": checked,
             "opensm_with_default_partition": with_default_partition,
             "opensm_partition_lines": partition_lines,
             "opensm_conf_value": conf_value,

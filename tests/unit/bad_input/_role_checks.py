@@ -54,6 +54,7 @@ def main(repo):
         values.update(given)
         variables = {"inventory_hostname": "node1", "ansible_play_hosts_all": ["node1"],
                      "ansible_play_hosts": ["node1"], "group_names": [], "hostvars": {"node1": dict(given)},
+                     "groups": {"all": ["node1"], "ungrouped": ["node1"]},
                      "playbook_dir": repo, "role_path": os.path.join(repo, "roles", role),
                      "ansible_check_mode": False, "omit": "__omit_place_holder__"}
         variables.update(values)

@@ -340,6 +340,8 @@ ROLE_CASES = {
         ("opensm_verify_delay", {"opensm_verify_delay": -1}, ["opensm_verify_delay", "-1"]),
         ("opensm_query_environment", {"opensm_query_environment": {"BAD NAME": "1"}},
          ["opensm_query_environment", "BAD NAME"]),
+        ("opensm_ha_hosts", {"opensm_ha_hosts": ["node1", "sm9"]}, ["opensm_ha_hosts[1]", "sm9", "inventory"]),
+        ("opensm_ha_hosts", {"opensm_ha_hosts": "node1"}, ["opensm_ha_hosts='node1'", "list"]),
     ],
     "rails": [
         ("rails_pools", {"rails_pools": ["10.0.0.0/16", "banana"]}, ["rails_pools[1]", "banana"]),
@@ -393,15 +395,6 @@ _STATE_CHECK = "plugins/modules/state_check.py (others are editing it): "
 _OPENSM = "roles/opensm (others are editing it): "
 _ROCE_QOS = "roles/roce_qos and its filter (others are editing them): "
 KNOWN_DEFECTS = {
-    "opensm:opensm_fabric": _OPENSM + "a line break in the fabric name is accepted (it names the HA group)",
-    "opensm:opensm_ca": _OPENSM + "no check: a CA name with '/' goes to the templates",
-    "opensm:opensm_ca_port": _OPENSM + "no check: port 0 is accepted",
-    "opensm:opensm_cache_dir": _OPENSM + "no check: a relative path goes into opensm.conf",
-    "opensm:opensm_routing_engine": _OPENSM + "no check: a line break goes into opensm.conf (a second option)",
-    "opensm:opensm_log_file": _OPENSM + "no check: a relative path goes into opensm.conf",
-    "opensm:opensm_verify_retries": _OPENSM + "no check: a negative count reaches the retry loop",
-    "opensm:opensm_verify_delay": _OPENSM + "no check: a negative delay reaches the retry loop",
-    "opensm:opensm_query_environment": _OPENSM + "no check: a variable name with a space reaches the tools' environment",
 }
 
 
