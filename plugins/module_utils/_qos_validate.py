@@ -173,4 +173,3 @@ def roce_qos_names(message):
     text = _ROLE_FIELD.sub(replace, message)
     text = re.sub(r"(?<![A-Za-z0-9_])config\.(%s)(?![A-Za-z0-9_])" % "|".join(_MLNX_SAME), r"roce_qos_\1", text)
     return re.sub(r"\((prio2buffer)=", r"(roce_qos_\1=", text)
-

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -54,8 +53,9 @@ def run(argv, log, env=None, check=None):
     with open(log, "w") as handle:
         proc = subprocess.run(argv, stdout=handle, stderr=subprocess.STDOUT, env=env, check=False)
     if check is not None and proc.returncode not in check:
-        sys.exit("%s exited %d (want %s): see %s\n%s" % (" ".join(argv[:4]), proc.returncode, check, log,
-                                                          open(log).read()[-3000:]))
+        with open(log) as handle:
+            tail = handle.read()[-3000:]
+        sys.exit("%s exited %d (want %s): see %s\n%s" % (" ".join(argv[:4]), proc.returncode, check, log, tail))
     return proc.returncode
 
 

@@ -94,8 +94,7 @@ def _walk(spec, prefix=""):
     for key, option in sorted((spec or {}).items()):
         path = prefix + key
         yield path, option
-        for sub in _walk(option.get("options") or option.get("suboptions"), path + "."):
-            yield sub
+        yield from _walk(option.get("options") or option.get("suboptions"), path + ".")
 
 
 def _role_spec(role):
@@ -505,8 +504,7 @@ def _paths_in(spec, args, prefix=""):
         sub = option.get("options") or option.get("suboptions")
         for item in (value if isinstance(value, list) else [value]):
             if sub and isinstance(item, dict):
-                for inner in _paths_in(sub, item, path + "."):
-                    yield inner
+                yield from _paths_in(sub, item, path + ".")
 
 
 def imported_coverage():

@@ -66,8 +66,7 @@ def _tasks(data):
     for task in data or []:
         yield task
         for key in ("block", "rescue", "always"):
-            for inner in _tasks(task.get(key)):
-                yield inner
+            yield from _tasks(task.get(key))
 
 
 # the facts whose value holds opensm.conf or its options (the key among them)
