@@ -643,9 +643,9 @@ class KernelCmdlineResource(Resource):
         if not new_texts and not have.get("update_pending"):
             return []
         if not new_texts and first:
+            marker = update_pending_marker(want["grub_file"])
             self.extras["notes"].append("the boot-loader update after an earlier run's write of %s did not finish "
-                                        "(%s is there): running it again" % (want["grub_file"],
-                                                                               update_pending_marker(want["grub_file"])))
+                                        "(%s is there): running it again" % (want["grub_file"], marker))
         try:
             update = resolve_update_command(self.module, want["update_command"])
         except ToolError as exc:

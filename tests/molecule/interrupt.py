@@ -41,7 +41,7 @@ LOG = "/var/lib/fabricsim/log.jsonl"
 
 def podman(*args, check=True):
     proc = subprocess.run(["podman"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
+                          universal_newlines=True, check=False)
     if check and proc.returncode != 0:
         raise RuntimeError("podman %s: %s" % (" ".join(args), proc.stderr.strip()))
     return proc
@@ -66,7 +66,7 @@ class Node:
         root = self._root()
         if root:
             try:
-                with open(os.path.join(root, path.lstrip("/")), errors="replace") as handle:
+                with open(os.path.join(root, path.lstrip("/")), encoding="utf-8", errors="replace") as handle:
                     return handle.read()
             except FileNotFoundError:
                 return None
