@@ -118,7 +118,7 @@ def wait_quiet(node, timeout):
 
 def cmd_run(args):
     node = Node(args.node)
-    kind, _, what = args.when.partition(":")
+    kind, _sep, what = args.when.partition(":")
     if kind not in ("write", "file") or (kind == "file" and (not what.startswith("/") or what.split("/")[1] in ("run", "tmp"))):
         raise SystemExit("--when %s: write[:TOOL] or file:PATH (absolute, not under /run or /tmp)" % args.when)
     tool = what or None
