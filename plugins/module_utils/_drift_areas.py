@@ -302,8 +302,9 @@ def plan_inputs(area, spec, facts, host):
     from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
     try:
         if area == "roce_qos":
-            from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_plan
-            errors = _roce_qos_plan.config_errors(spec["settings"])
+            from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate, _roce_qos_plan
+            # the variables the user set (roce_qos_tcbw), not the modules' fields (tcbw), as the role says
+            errors = [_qos_validate.roce_qos_names(e) for e in _roce_qos_plan.config_errors(spec["settings"])]
             return dict(spec, area=area, errors=errors,
                         plan=None if errors else _roce_qos_plan.roce_qos_config(facts["rdma"], spec["settings"]))
         if area == "nccl_env":

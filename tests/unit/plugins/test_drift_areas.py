@@ -62,3 +62,13 @@ def test_config_errors_are_records_not_silence():
     records = A.roce_qos_requests({"errors": ["roce_qos_lossless_priority=9: priority must be 0-7"]}, "h")
     assert records == [{"records": [A.record("h", "roce_qos", "", "config", "valid",
                                              "roce_qos_lossless_priority=9: priority must be 0-7")]}]
+
+
+def test_a_config_error_on_the_drift_check_names_the_role_variable():
+    """The drift check plans roce_qos without the role's filter: a bad roce_qos_tcbw is named as
+    the variable the user set, as the role names it, not as the module's field (issue 26)."""
+    from ansible_collections.rdma.fabric.tests.unit.bad_input.test_bad_input import _roce_settings
+    settings = _roce_settings(tcbw=[50, 0, 0, 40, 0, 0, 0, 0])
+    inputs = A.plan_inputs("roce_qos", {"settings": settings}, {"rdma": {}}, "h")
+    assert inputs["errors"] and all("roce_qos (mlnx_qos)" not in e for e in inputs["errors"])
+    assert any("roce_qos_tcbw" in e for e in inputs["errors"]), inputs["errors"]
