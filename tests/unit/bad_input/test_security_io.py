@@ -285,3 +285,23 @@ def test_systemd_environment_values_are_quoted_and_escaped():
     lines = [line for line in text.splitlines() if line.startswith("Environment=")]
     assert lines == ['Environment="PATH=/usr/bin:/bin"',
                      'Environment="https_proxy=http://p:3128 \\"x\\" 50%%\\\\n"']
+
+
+def test_reports_are_0640_by_default_whatever_the_umask_and_the_mode_is_the_operators(tmp_path):
+    """drift.json, the JUnit file and the textfile name hosts and settings: 0640 unless the
+    operator says otherwise (report_mode, rdma_fabric_report_mode); a bad mode names its variable."""
+    from ansible.errors import AnsibleError
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
+    old = os.umask(0o022)
+    try:
+        mode = RR.report_mode("drift_report", {}, {})
+        RR.write_reports("drift_report", str(tmp_path / "r"), [("drift.json", "{}\n")], mode)
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "r" / "drift.json") == 0o640 and _mode(tmp_path / "r") == 0o750
+    assert RR.report_mode("drift_report", {}, {"rdma_fabric_report_mode": "0600"}) == 0o600
+    assert RR.report_mode("drift_report", {"report_mode": "0644"}, {"rdma_fabric_report_mode": "0600"}) == 0o644
+    with pytest.raises(AnsibleError, match=r"rdma_fabric_report_mode='rw-r-----': not a file mode"):
+        RR.report_mode("drift_report", {}, {"rdma_fabric_report_mode": "rw-r-----"})
+    with pytest.raises(AnsibleError, match=r"report_mode='01777': not a file mode"):
+        RR.report_mode("health_report", {"report_mode": "01777"}, {})
