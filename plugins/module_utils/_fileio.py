@@ -90,7 +90,8 @@ def write_atomic(path, data, mode=0o644, uid=None, gid=None, make_dirs=None):
             mine = os.fstat(fd)
             there = os.lstat(tmp)
             if (there.st_dev, there.st_ino) != (mine.st_dev, mine.st_ino):
-                raise OSError(errno.EEXIST, "its temporary file %s was replaced behind our back: refused" % tmp)
+                raise FileError(errno.EEXIST, "writing %s failed: its temporary file %s was replaced behind "
+                                              "our back: refused" % (path, tmp))
         finally:
             os.close(fd)
         os.rename(tmp, path)
@@ -99,9 +100,7 @@ def write_atomic(path, data, mode=0o644, uid=None, gid=None, make_dirs=None):
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError) and exc.errno == errno.EEXIST and exc.strerror.startswith("its temporary"):
-            raise FileError(exc.errno, "writing %s failed: %s" % (path, exc.strerror))
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not isinstance(exc, FileError):
             raise FileError(exc.errno, "writing %s failed: %s (the previous file, if any, is unchanged)"
                             % (path, os.strerror(exc.errno) if exc.errno else exc))
         raise

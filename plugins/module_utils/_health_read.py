@@ -72,9 +72,8 @@ def read_state(path):
 
 def write_state(path, state):
     """Atomically (``_fileio.write_atomic``: temp file in the same directory, fsync, rename, no
-    symlink followed), mode 0644; creates the directory (0755)."""
-    text = json.dumps(state, sort_keys=True, indent=1) + "\n"
-    _fileio.write_atomic(path, text, 0o644, make_dirs=0o755)
+    symlink followed), mode 0644; ``observe`` made the directory (the lock file lives there)."""
+    _fileio.write_atomic(path, json.dumps(state, sort_keys=True, indent=1) + "\n", 0o644)
 
 
 def observe(module, params, save_state=True):
