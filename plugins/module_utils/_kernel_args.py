@@ -2,7 +2,8 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kernel command line arguments: the argument model of ``kernel_cmdline`` (pure, but for
-``read_proc_cmdline``). The boot-configuration side (GRUB defaults files, grubby) is ``_grub``.
+``read_proc_cmdline``). The boot-configuration side: GRUB defaults files and grubby in
+``_grub_config``, reading, writing and the boot-loader update in ``_kernel_cmdline``.
 
 * kernel words: ``split_kernel_cmdline`` (the kernel's own rules, for /proc/cmdline and
   ``grubby --info``), ``validate_arguments`` (names and the values this module knows; PCI

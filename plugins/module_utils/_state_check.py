@@ -40,7 +40,7 @@ def _node_files(module, options):
 
 
 def _kernel_cmdline(module, options):
-    from ansible_collections.rdma.fabric.plugins.module_utils._grub import KernelCmdlineResource
+    from ansible_collections.rdma.fabric.plugins.module_utils._kernel_cmdline import KernelCmdlineResource
     return KernelCmdlineResource(module)
 
 

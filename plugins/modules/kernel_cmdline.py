@@ -207,7 +207,7 @@ backend:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._grub import KernelCmdlineResource
+from ansible_collections.rdma.fabric.plugins.module_utils._kernel_cmdline import KernelCmdlineResource
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
 
 

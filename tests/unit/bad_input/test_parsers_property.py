@@ -21,7 +21,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
-    _bdf, _dcqcn, _ethtool_stats, _gdr_readiness, _grub, _guid, _ibstat, _ibv_devinfo, _kernel_args, _lldp_dcb,
+    _bdf, _dcqcn, _ethtool_stats, _gdr_readiness, _grub_config, _guid, _ibstat, _ibv_devinfo, _kernel_args, _lldptool,
     _mlnx_qos, _nccl, _pcie_acs, _rdma_facts, _rdma_link, _sm_info, _topo,
 )
 
@@ -88,8 +88,8 @@ PARSERS = [
     ("ibstat", _ibstat.parse, ("ibstat.txt",)),
     ("topo", _topo.parse_topo, ("nvidia_smi_topo.txt",)),
     ("mlnx_qos", _mlnx_qos.parse_report, ("mlnx_qos.txt",)),
-    ("lldp_tlvs", _lldp_dcb.parse_tlvs, ("lldptool.txt",)),
-    ("lldp_app", _lldp_dcb.parse_app_config, ("lldptool.txt",)),
+    ("lldp_tlvs", _lldptool.parse_tlvs, ("lldptool.txt",)),
+    ("lldp_app", _lldptool.parse_app_config, ("lldptool.txt",)),
     ("dcqcn", _dcqcn.parse_running_config, ("mlx5_sysfs_dcqcn.txt",)),
     ("guid", _guid.normalize_guid, ("ibstat.txt",)),
     ("bdf", _bdf.parse_bdf, ("lspci_pcie.txt",)),
@@ -105,8 +105,8 @@ PARSERS = [
     ("gdr_lspci", _gdr_captured("lspci"), ("lspci_pcie.txt",)),
     ("gdr_proc_modules", _gdr_captured("proc_modules"), ()),
     ("cmdline_split", _kernel_args.split_kernel_cmdline, ()),
-    ("grub_file", lambda text: _grub.parse_grub_assignments(text, "/etc/default/grub"), ()),
-    ("grubby_info", _grub.parse_grubby_info, ()),
+    ("grub_file", lambda text: _grub_config.parse_grub_assignments(text, "/etc/default/grub"), ()),
+    ("grubby_info", _grub_config.parse_grubby_info, ()),
     ("nccl_conf", _nccl.parse_conf, ("nccl.txt",)),
     ("ethtool_stats", _ethtool_stats.parse, ("ethtool_S_mlx5.txt",)),
     ("ibv_devinfo", lambda text: [_ibv_devinfo.gid_table(p) for d in _ibv_devinfo.parse(text).values()

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""_kernel_args (validation, edit plan) and _grub (GRUB file editing, grubby); fixtures tests/unit/fixtures/grub."""
+"""_kernel_args (validation, edit plan) and _grub_config (GRUB file editing, grubby); fixtures tests/unit/fixtures/grub."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _grub as grub
+from ansible_collections.rdma.fabric.plugins.module_utils import _grub_config as grub
 from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args as ka
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "grub")

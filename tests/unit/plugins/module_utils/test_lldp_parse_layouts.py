@@ -13,7 +13,7 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool as L
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
 
 try:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L, _lldptool as T
 from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.modules import lldp_dcb
 from ansible_collections.rdma.fabric.tests.unit import helpers
@@ -23,7 +23,7 @@ def out(sample_id):
 # ------------------------------------------------------------------ parsers
 def test_tlv_evb_med_ieee_neighbor_dump():
     # TLV-EVB-MED-IEEE: neighbour dump with ETS-CFG, 'PFC enabled: none', blank line after EVB
-    tlvs = L.parse_tlvs(out("TLV-EVB-MED-IEEE"))
+    tlvs = T.parse_tlvs(out("TLV-EVB-MED-IEEE"))
     assert tlvs["pfc"] == {"willing": True, "enabled": []}
     assert tlvs["ets_cfg"] == {"willing": True, "up2tc": [0] * 8, "tsa": ["strict"] * 8, "tcbw": [0] * 8}
     assert tlvs["ets_rec"] is None and tlvs["app"] is None
@@ -31,7 +31,7 @@ def test_tlv_evb_med_ieee_neighbor_dump():
 
 def test_irdma_doc_spaces_and_ltv_typo():
     # IRDMA-README-TI: space-indented doc copy, 'PFC enabled: 0' = priority 0
-    tlvs = L.parse_tlvs(out("IRDMA-README-TI"))
+    tlvs = T.parse_tlvs(out("IRDMA-README-TI"))
     assert tlvs["pfc"] == {"willing": False, "enabled": [0]}
     assert tlvs["ets_cfg"]["tcbw"] == [100, 0, 0, 0, 0, 0, 0, 0]
     assert tlvs["ets_cfg"]["tsa"] == ["ets"] + ["strict"] * 7
@@ -39,12 +39,12 @@ def test_irdma_doc_spaces_and_ltv_typo():
 
 def test_recon_pfc_etscfg_app():
     # RECON-PFC-TLV (trailing space), RECON-ETSCFG-TLV, RECON-APP-TLV-DSCP (backspace bytes)
-    assert L.parse_tlvs(out("RECON-PFC-TLV"))["pfc"] == {"willing": False, "enabled": [3]}
-    ets = L.parse_tlvs(out("RECON-ETSCFG-TLV"))["ets_cfg"]
+    assert T.parse_tlvs(out("RECON-PFC-TLV"))["pfc"] == {"willing": False, "enabled": [3]}
+    ets = T.parse_tlvs(out("RECON-ETSCFG-TLV"))["ets_cfg"]
     assert ets == {"willing": False, "up2tc": [0, 0, 0, 3, 0, 0, 6, 0],
                    "tsa": ["ets", "strict", "strict", "ets", "strict", "strict", "strict", "strict"],
                    "tcbw": [50, 0, 0, 50, 0, 0, 0, 0]}
-    assert L.parse_tlvs(out("RECON-APP-TLV-DSCP"))["app"] == [
+    assert T.parse_tlvs(out("RECON-APP-TLV-DSCP"))["app"] == [
         {"priority": 3, "selector": 3, "protocol": 4791},
         {"priority": 3, "selector": 5, "protocol": 26},
         {"priority": 6, "selector": 5, "protocol": 48}]
@@ -52,26 +52,26 @@ def test_recon_pfc_etscfg_app():
 
 def test_empty_dump_on_port_without_dcb():
     # PFC-TLV-EMPTY / TLV-ALL-LOCAL: nothing or no 8021QAZ TLVs, rc 0
-    assert L.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None,
+    assert T.parse_tlvs(out("PFC-TLV-EMPTY")) == {"pfc": None, "ets_cfg": None, "ets_rec": None, "app": None,
                                                   "dcbx": None}
-    assert L.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
+    assert T.parse_tlvs(out("TLV-ALL-LOCAL"))["pfc"] is None
 
 
 def test_get_args():
-    assert L.parse_arg(out("LLDP-GET-ADMIN-1"), "adminStatus") == "disabled"
-    assert L.parse_arg(out("LLDP-GET-ADMIN-2"), "adminStatus") == "rxtx"
-    assert L.parse_arg(out("PFC-C-ENABLED-UNSET"), "enabled") == ""
-    assert L.parse_arg(out("PFC-C-ENABLETX-DEFAULT"), "enableTx") == "no"
+    assert T.parse_arg(out("LLDP-GET-ADMIN-1"), "adminStatus") == "disabled"
+    assert T.parse_arg(out("LLDP-GET-ADMIN-2"), "adminStatus") == "rxtx"
+    assert T.parse_arg(out("PFC-C-ENABLED-UNSET"), "enabled") == ""
+    assert T.parse_arg(out("PFC-C-ENABLETX-DEFAULT"), "enableTx") == "no"
 
 
 def test_pfc_bitmask_and_truncation():
     # PFC-C-MASK8: 'enabled=8' = priority 3; PFC-C-MASK255: 'enabled=25' is 255 cut to 2 chars
     mask8 = out("PFC-C-MASK8").split("\n", maxsplit=1)[0]
     assert mask8 == "enabled=8"
-    assert L.pfc_from_bitmask(L.parse_arg(mask8, "enabled")) == [3]
-    assert L.pfc_from_bitmask("25") is None                              # 25 or 250-255: unknown
-    assert L.pfc_from_bitmask("25", tlv_enabled=list(range(8))) == list(range(8))   # TLV view decides
-    assert L.pfc_from_bitmask("", tlv_enabled=None) is None
+    assert T.pfc_from_bitmask(T.parse_arg(mask8, "enabled")) == [3]
+    assert T.pfc_from_bitmask("25") is None                              # 25 or 250-255: unknown
+    assert T.pfc_from_bitmask("25", tlv_enabled=list(range(8))) == list(range(8))   # TLV view decides
+    assert T.pfc_from_bitmask("", tlv_enabled=None) is None
 
 
 @pytest.mark.parametrize("sample_id, words", [
@@ -81,8 +81,8 @@ def test_pfc_bitmask_and_truncation():
 ])
 def test_errors_drop_stray_byte(sample_id, words):
     text = out(sample_id)
-    with pytest.raises(L.ToolError) as err:
-        L._call(lambda argv: (1, text, ""), ["lldptool", "-T"])
+    with pytest.raises(T.ToolError) as err:
+        T._call(lambda argv: (1, text, ""), ["lldptool", "-T"])
     assert err.value.msg.endswith(words) or words in err.value.msg
     assert not err.value.msg.endswith(" b")
 
@@ -309,12 +309,12 @@ def test_parsed_text_without_tlvs_is_an_error(monkeypatch):
 
 def test_neighbor_identity_system_name_and_port():
     # TLV-ALL-NEIGHBOR (a real veth peer: MAC port id, no System Name) and a switch's dump
-    ident = L.parse_identity(out("TLV-ALL-NEIGHBOR"))
+    ident = T.parse_identity(out("TLV-ALL-NEIGHBOR"))
     assert ident == {"chassis_id": "92:01:a5:b5:db:65", "port_id": "92:01:a5:b5:db:65", "port_id_subtype": "MAC",
                      "system_name": None}
     switch = ("Chassis ID TLV\n\tMAC: b8:ce:f6:00:00:01\nPort ID TLV\n\tIfname: swp7\nTime to Live TLV\n\t120\n"
               "System Name TLV\n\trail1-leaf0\nIEEE 8021QAZ PFC TLV\n\t Willing: no\n\t MACsec Bypass Capable: no\n"
               "\t PFC capable traffic classes: 8\n\t PFC enabled: 3\nEnd of LLDPDU TLV\n")
-    assert L.parse_identity(switch) == {"chassis_id": "b8:ce:f6:00:00:01", "port_id": "swp7",
+    assert T.parse_identity(switch) == {"chassis_id": "b8:ce:f6:00:00:01", "port_id": "swp7",
                                         "port_id_subtype": "Ifname", "system_name": "rail1-leaf0"}
-    assert L.parse_identity("") == {"chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None}
+    assert T.parse_identity("") == {"chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None}
