@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The options every fleet report writer shares (drift_report, health_report)."""
+"""The options and attributes every fleet report writer shares (drift_report, health_report)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -25,4 +25,28 @@ options:
       - When not given, the inventory variable C(rdma_fabric_report_mode), else C(0640), since
         the reports name hosts, devices and settings and are not for every local user.
     type: raw
+  title:
+    description:
+      - The heading printed above the table; by default the report's name, C(rdma.fabric drift check)
+        or C(rdma.fabric fabric health).
+    type: str
+attributes:
+  check_mode:
+    description: Writes the reports in check mode too.
+    support: full
+  diff_mode:
+    description: Not used.
+    support: none
+  action:
+    description: Runs on the controller only.
+    support: full
+  platform:
+    description: The controller.
+    support: full
+    platforms: posix
+  action_group:
+    description:
+      - Use C(group/) and the name of the action group below (C(membership)) in C(module_defaults)
+        to set defaults for this module.
+    support: full
 """

@@ -13,6 +13,7 @@ module: dcqcn
 short_description: Manage mlx5 DCQCN (ECN sysfs) and the RoCE default ToS
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Per interface, sets the per-priority ECN enables C(ecn/roce_np/enable/<prio>) and
     C(ecn/roce_rp/enable/<prio>) and the notification point (NP, the receiver that sends
@@ -76,7 +77,7 @@ options:
         type: dict
         suboptions:
           enabled_priorities:
-            description: Priorities (0-7) with ECN notification enabled.
+            description: Priorities (0-7) on which an ECN-marked packet received gets a CNP sent back.
             type: list
             elements: int
           params:
@@ -94,7 +95,7 @@ options:
         type: dict
         suboptions:
           enabled_priorities:
-            description: Priorities (0-7) with ECN reaction enabled.
+            description: Priorities (0-7) whose sending rate a CNP received slows down.
             type: list
             elements: int
           params:
@@ -122,20 +123,12 @@ options:
         type: int
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.qos
   check_mode:
     description: Computes the writes and the predicted state; writes nothing.
-    support: full
-  diff_mode:
-    description: Returns the values before and after as a diff.
-    support: full
   platform:
     description: Linux hosts with the MLNX_OFED mlx5 driver.
-    support: full
-    platforms: posix
 notes:
   - Writes are returned as C(path=value) strings, the path under C($SYSFS_PATH)
     (default C(/sys)).
@@ -184,7 +177,7 @@ commands:
   elements: str
   sample: ["/sys/class/net/eth2/ecn/roce_np/cnp_dscp=48", "/sys/class/net/eth2/ecn/roce_np/enable/3=1"]
 after:
-  description: The values read back after the writes (predicted in check mode), same shape as RV(before).
+  description: The values read back from sysfs after the writes (in check mode, predicted), same shape as RV(before).
   returned: when state is merged or replaced
   type: list
   elements: dict
@@ -202,20 +195,6 @@ parsed:
   description: The values parsed from O(running_config).
   returned: when state is parsed
   type: dict
-applied:
-  description: On a failure midway, the writes done.
-  returned: failure
-  type: list
-  elements: str
-failed_command:
-  description: On a failure midway, the write that failed.
-  returned: failure
-  type: str
-not_attempted:
-  description: On a failure midway, the writes not tried.
-  returned: failure
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

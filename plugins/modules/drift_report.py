@@ -48,28 +48,12 @@ options:
     description: Fail when anything drifted or a host could not be checked.
     type: bool
     default: true
-  title:
-    description: The heading printed above the table.
-    type: str
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.drift
   check_mode:
     description: Writes the reports in check mode too (they are the point of a check run).
-    support: full
-  diff_mode:
-    description: Not used.
-    support: none
-  platform:
-    description: The controller.
-    support: full
-    platforms: posix
-  action:
-    description: Runs on the controller only.
-    support: full
 seealso:
   - module: rdma.fabric.drift_check
 """

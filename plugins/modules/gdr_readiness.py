@@ -13,6 +13,7 @@ module: gdr_readiness
 short_description: GPUDirect RDMA readiness of every GPU, with the reasons when it is not ready
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Returns C(ansible_facts.gdr) - for every GPU, its nearest NIC (the rail of
     M(rdma.fabric.rdma_facts)), their C(nvidia-smi topo -m) relation, the NUMA node of both,
@@ -89,20 +90,10 @@ options:
     type: path
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.gpudirect
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Read-only; there is nothing to diff.
-    support: none
   platform:
     description: Linux hosts; root is needed for lspci to print the ACS lines.
-    support: full
-    platforms: posix
 notes:
   - The IOMMU mode (RV(ansible_facts.gdr.iommu)) is reported, not judged - with ACS redirect off
     on the switch ports, GPU-NIC traffic below a PCIe switch does not reach the IOMMU.
@@ -140,7 +131,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: Facts to add to ansible_facts.
+  description: Facts to add to ansible_facts, C(gdr) (the verdicts and what they rest on).
   returned: always
   type: complex
   contains:

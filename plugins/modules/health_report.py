@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: health_report
-short_description: Write the fabric health report (table, JSON, JUnit XML, Prometheus textfile) once per run
+short_description: Write the fabric health findings of every host once per run, as a table, JSON, JUnit XML and Prometheus textfile
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
 description:
@@ -44,28 +44,10 @@ options:
     type: str
     choices: [error, warning, never]
     default: error
-  title:
-    description: The heading printed above the table.
-    type: str
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.health) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.health
-  check_mode:
-    description: Writes the reports in check mode too.
-    support: full
-  diff_mode:
-    description: Not used.
-    support: none
-  platform:
-    description: The controller.
-    support: full
-    platforms: posix
-  action:
-    description: Runs on the controller only.
-    support: full
 seealso:
   - module: rdma.fabric.rdma_health
   - module: rdma.fabric.drift_report

@@ -13,6 +13,7 @@ module: kernel_cmdline
 short_description: Ensure kernel command line arguments in the boot configuration
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Ensures kernel arguments are present (with their value) or absent in the boot
     configuration, idempotently, keeping every other argument and its quoting.
@@ -105,20 +106,14 @@ options:
     default: /proc/cmdline
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.gpudirect
   check_mode:
     description: Computes the new files, commands and RV(reboot_required) without writing.
-    support: full
   diff_mode:
     description: Shows RV(before) and RV(after) (the kernel arguments, per grubby entry with grubby).
-    support: full
   platform:
     description: Linux hosts booting with GRUB 2 (Debian family) or grubby/BLS (RHEL family).
-    support: full
-    platforms: posix
 notes:
   - The kernel compares parameter names exactly for C(pci=), C(iommu=) and the like; this module
     does too (C(intel-iommu) is not C(intel_iommu)).
@@ -168,8 +163,6 @@ commands:
   description:
     - Commands run (or that would run in check mode), in order - the grubby calls, or the GRUB defaults
       files written (C(write PATH)) and the grub.cfg update.
-    - On a failure midway the result also has C(applied), C(failed_command) and C(not_attempted), and
-      RV(after) is read back.
   returned: always
   type: list
   elements: str

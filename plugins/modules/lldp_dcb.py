@@ -13,6 +13,7 @@ module: lldp_dcb
 short_description: Manage LLDP DCBX TLVs (PFC, ETS, APP) of an interface with lldptool
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Reads the LLDP admin status and the IEEE DCBX TLVs lldpad sends on every interface of
     O(config) (C(lldptool get-lldp), C(lldptool -t -i IF), one C(-c) argument per call) and
@@ -84,42 +85,28 @@ options:
           willing:
             description: Accept the peer's ETS configuration.
             type: bool
-          up2tc:
-            description: TC of each priority (8 values, 0-7).
-            type: list
-            elements: int
-          tsa:
-            description: Algorithm of each TC (8 values).
-            type: list
-            elements: str
-            choices: [ets, strict, vendor]
-          tcbw:
-            description: Bandwidth percent of each TC (8 values, sum 100).
-            type: list
-            elements: int
-          enable_tx:
-            description: Send the TLV.
-            type: bool
+          # the settings ets_rec has too (a YAML merge key, the anchor used below)
+          <<: &ets_settings
+            up2tc:
+              description: TC of each priority (8 values, 0-7).
+              type: list
+              elements: int
+            tsa:
+              description: Algorithm of each TC (8 values).
+              type: list
+              elements: str
+              choices: [ets, strict, vendor]
+            tcbw:
+              description: Bandwidth percent of each TC (8 values, sum 100).
+              type: list
+              elements: int
+            enable_tx:
+              description: Send the TLV.
+              type: bool
       ets_rec:
-        description: ETS Recommendation TLV.
+        description: ETS Recommendation TLV, the settings of O(config[].ets_cfg) without O(config[].ets_cfg.willing).
         type: dict
-        suboptions:
-          up2tc:
-            description: TC of each priority (8 values, 0-7).
-            type: list
-            elements: int
-          tsa:
-            description: Algorithm of each TC (8 values).
-            type: list
-            elements: str
-            choices: [ets, strict, vendor]
-          tcbw:
-            description: Bandwidth percent of each TC (8 values, sum 100).
-            type: list
-            elements: int
-          enable_tx:
-            description: Send the TLV.
-            type: bool
+        suboptions: *ets_settings
       app:
         description:
           - APP TLV entries. Selector 1 ethertype, 2 TCP/SCTP port, 3 UDP/DCCP port,
@@ -145,20 +132,10 @@ options:
         type: bool
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.qos
-  check_mode:
-    description: Computes the commands; writes nothing.
-    support: full
-  diff_mode:
-    description: Returns the state before and after as a diff.
-    support: full
   platform:
     description: Linux hosts running lldpad.
-    support: full
-    platforms: posix
 notes:
   - Commands are returned as the argv joined with single spaces, starting with the bare
     tool name.
@@ -192,7 +169,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 before:
-  description: The state read before any change, one dict per O(config) entry, with C(interface).
+  description: The LLDP state of each interface read before any change (C(admin_status) and the TLVs), one dict per O(config) entry, with C(interface).
   returned: when state is merged or replaced
   type: list
   elements: dict
@@ -224,20 +201,6 @@ parsed:
   description: The TLVs parsed from O(running_config).
   returned: when state is parsed
   type: dict
-applied:
-  description: On a failure midway, the commands that did run.
-  returned: failure
-  type: list
-  elements: str
-failed_command:
-  description: On a failure midway, the command that failed.
-  returned: failure
-  type: str
-not_attempted:
-  description: On a failure midway, the commands not run.
-  returned: failure
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -13,6 +13,7 @@ module: mlnx_qos
 short_description: Manage NIC QoS (trust, PFC, DSCP map, ETS, buffers) with mlnx_qos
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Reads the QoS state of every interface in O(config) with C(mlnx_qos -i IF -a) (one call
     each), compares it with the wanted state keyed by interface, and runs only the
@@ -115,20 +116,14 @@ options:
         type: int
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.qos) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.qos
-  check_mode:
-    description: Computes the commands and the predicted state; runs no write.
-    support: full
-  diff_mode:
-    description: Returns the state before and after as a diff.
-    support: full
   platform:
     description: Linux hosts with mlnx_qos (mlnx-tools) and a DCB-capable NIC.
-    support: full
-    platforms: posix
+  check_mode:
+    description: Computes the mlnx_qos calls and the predicted state; runs no write call.
+  diff_mode:
+    description: Returns the QoS state before and after as a diff, one per interface that changed.
 notes:
   - Commands are returned as strings, the argv joined with single spaces, starting with
     the bare tool name C(mlnx_qos); C(str.split()) gives the argv back.
@@ -218,20 +213,6 @@ parsed:
   description: The state parsed from O(running_config) (one interface's report).
   returned: when state is parsed
   type: dict
-applied:
-  description: On a failure midway, the commands that did run (on every interface).
-  returned: failure
-  type: list
-  elements: str
-failed_command:
-  description: On a failure midway, the command that failed.
-  returned: failure
-  type: str
-not_attempted:
-  description: On a failure midway, the commands not run.
-  returned: failure
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -13,6 +13,7 @@ module: node_files
 short_description: Install the files and systemd units a role needs in one task, writing only what differs
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Reads every file in O(files) (stat and content) and the state of every unit in O(units)
     (one C(systemctl is-enabled) and one C(systemctl is-active) call for all of them),
@@ -80,20 +81,12 @@ options:
     default: merged
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.node) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.node
-  check_mode:
-    description: Computes the commands and the predicted state; writes nothing.
-    support: full
   diff_mode:
     description: Returns the state before and after, with the text of files up to 64 KiB.
-    support: full
   platform:
     description: Linux; units need systemd.
-    support: full
-    platforms: posix
 seealso:
   - module: ansible.builtin.copy
   - module: ansible.builtin.systemd_service
@@ -140,20 +133,6 @@ gathered:
   description: The state read, same shape as RV(before).
   returned: when state is gathered
   type: dict
-applied:
-  description: On a failure midway, what did run.
-  returned: failure
-  type: list
-  elements: str
-failed_command:
-  description: On a failure midway, what failed.
-  returned: failure
-  type: str
-not_attempted:
-  description: On a failure midway, what was not tried.
-  returned: failure
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

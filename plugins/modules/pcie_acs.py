@@ -13,6 +13,7 @@ module: pcie_acs
 short_description: Audit PCIe ACS on the bridges between GPUs and NICs, and clear ACS redirect at runtime
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Reads C(lspci -D -nn -vvv) and audits the ACS control (C(ACSCtl)) of every PCIe bridge
     and switch port above the given endpoints (by default every NVIDIA GPU and Mellanox/NVIDIA
@@ -63,20 +64,14 @@ options:
     type: str
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.gpudirect) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.gpudirect
   check_mode:
     description: Computes the setpci commands and the new control words without writing.
-    support: full
   diff_mode:
     description: Shows RV(before) and RV(after), the audit of the bridges, when a bridge changes.
-    support: full
   platform:
     description: Linux with pciutils; root is needed for lspci to print ACS lines and for setpci.
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""
@@ -108,10 +103,7 @@ after:
   returned: always
   type: dict
 commands:
-  description:
-    - setpci commands run (or that would run in check mode), in order.
-    - On a failure midway the result also has C(applied), C(failed_command) and C(not_attempted), and
-      RV(after) is read back (C(changed) compares it with RV(before)).
+  description: setpci commands run (or that would run in check mode), in order.
   returned: always
   type: list
   elements: str

@@ -13,6 +13,7 @@ module: rail_addresses
 short_description: Manage the live addresses, sysctls and per-rail policy routing of RDMA rail interfaces
 version_added: 0.3.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
 description:
   - Per rail interface, makes the kernel state match O(config) - the addresses (IPv4 and
     IPv6, link-local IPv6 is left alone), the link up, the per-interface IPv4 sysctls a
@@ -90,20 +91,10 @@ options:
         elements: str
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.rails) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.rails
-  check_mode:
-    description: Computes the commands and the predicted state; changes nothing.
-    support: full
-  diff_mode:
-    description: Returns the state before and after per interface.
-    support: full
   platform:
     description: Linux with iproute2 (C(ip -j), iproute2 4.13 or later).
-    support: full
-    platforms: posix
 notes:
   - Needs root (CAP_NET_ADMIN).
 seealso:
@@ -163,12 +154,12 @@ commands:
   elements: str
   sample: ["ip addr add 10.10.0.1/31 dev enp24s0np0", "ip -4 rule add priority 1101 from 10.10.0.1 table 101"]
 after:
-  description: The state read back after the changes (predicted in check mode), same shape as RV(before).
+  description: The state of each interface read back after the changes (predicted in check mode), as in RV(before).
   returned: when state is merged or replaced
   type: list
   elements: dict
 gathered:
-  description: The current state, same shape as RV(before).
+  description: The current state of each interface of O(config), same shape as RV(before).
   returned: when state is gathered
   type: list
   elements: dict
@@ -181,20 +172,6 @@ parsed:
   description: The state parsed from O(running_config), same keys as one entry of RV(before).
   returned: when state is parsed
   type: dict
-applied:
-  description: On a failure midway, the commands done.
-  returned: failure
-  type: list
-  elements: str
-failed_command:
-  description: On a failure midway, the command that failed.
-  returned: failure
-  type: str
-not_attempted:
-  description: On a failure midway, the commands not tried.
-  returned: failure
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

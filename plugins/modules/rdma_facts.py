@@ -13,6 +13,7 @@ module: rdma_facts
 short_description: Gather RDMA devices, GID tables, PCIe placement and GPU rails as facts
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Returns everything other rdma.fabric roles need about the RDMA side of a GPU node under
     C(ansible_facts.rdma), in one call.
@@ -80,20 +81,10 @@ options:
     type: path
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.facts
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Read-only; there is nothing to diff.
-    support: none
   platform:
     description: Linux hosts with sysfs.
-    support: full
-    platforms: posix
 notes:
   - Port GUIDs are the interface ID of GID 0 (sysfs has no port GUID attribute), as C(ibstat) shows them.
   - GPU indexes follow C(nvidia-smi) (PCI bus order). When C(nvidia-smi --query-gpu) fails, GPU PCI
@@ -132,7 +123,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: Facts to add to ansible_facts.
+  description: Facts to add to ansible_facts, C(rdma).
   returned: always
   type: complex
   contains:
@@ -224,6 +215,8 @@ ansible_facts:
           type: list
           elements: dict
           returned: always
+          sample: [{"tool": "nvidia-smi", "cmd": ["nvidia-smi", "topo", "-m"], "rc": 9, "stderr": "No devices were found",
+                    "msg": "nvidia-smi topo -m failed (rc=9): No devices were found"}]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -13,6 +13,7 @@ module: rdma_health
 short_description: Read and judge a GPU node's fabric health in one call (rates, flaps, GID tables, SM, GPUDirect)
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Reads, in one call, what the fabric health checks need (M(rdma.fabric.rdma_facts)' devices, GID
     tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
@@ -82,20 +83,12 @@ options:
     default: false
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.facts
   check_mode:
     description: Reads and judges the same; the state file is not written.
-    support: full
-  diff_mode:
-    description: Read-only; there is nothing to diff.
-    support: none
   platform:
-    description: Linux hosts with sysfs.
-    support: full
-    platforms: posix
+    description: Linux hosts with sysfs; each check uses its tools (ethtool, ibv_devinfo, ip, sminfo, lldptool) when present.
 seealso:
   - module: rdma.fabric.rdma_facts
   - module: rdma.fabric.gdr_readiness

@@ -13,6 +13,7 @@ module: sm_info
 short_description: Report the InfiniBand subnet manager (master and standby SMs) of a fabric
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Asks the fabric which subnet manager (SM) is MASTER and in which state every other SM port is.
   - C(sminfo) without a LID asks the SM whose LID the local port holds (PortInfo SMLid), that is the master as this
@@ -63,20 +64,10 @@ options:
     default: true
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.facts) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.facts
-  check_mode:
-    description: Read-only; runs the same queries in check mode.
-    support: full
-  diff_mode:
-    description: Nothing is changed, so there is no diff.
-    support: none
   platform:
     description: Linux hosts with infiniband-diags and an InfiniBand port (or the ibsim simulator).
-    support: full
-    platforms: posix
 notes:
   - The tools talk to the fabric through libibumad; to use the ibsim simulator set C(LD_PRELOAD) to
     C(libumad2sim.so) and C(SIM_HOST) in the play's or task's C(environment).

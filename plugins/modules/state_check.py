@@ -13,6 +13,7 @@ module: state_check
 short_description: Check several rdma.fabric resources against their wanted state in one call, writing nothing
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
+extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Runs, for each entry of O(resources), that module's own reader, compare and prediction
     (what the module does in check mode) and returns its C(before), C(after) (the state a
@@ -87,20 +88,12 @@ options:
         type: dict
 attributes:
   action_group:
-    description: Use C(group/rdma.fabric.node) in C(module_defaults) to set defaults for this module.
-    support: full
     membership:
       - rdma.fabric.node
   check_mode:
-    description: Always reads only.
-    support: full
-  diff_mode:
-    description: Not used.
-    support: none
+    description: Always reads only, whatever the check mode.
   platform:
     description: Linux hosts, with each resource's tools.
-    support: full
-    platforms: posix
 seealso:
   - module: rdma.fabric.drift_check
 """
