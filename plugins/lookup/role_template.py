@@ -28,9 +28,11 @@ description:
     its template reads, and reused by every host with the same values (the forked workers share
     the run's local temporary directory, removed when the run ends). A template that calls
     C(lookup), C(query) or C(now), reads C(hostvars), C(vars) or C(template_run_date), or uses the
-    C(random), C(shuffle) or C(password_hash) filter, is rendered for every host.
-  - On an ansible-core without the 2.19 template engine it calls
-    P(ansible.builtin.template#lookup) with the same arguments.
+    C(random), C(shuffle) or C(password_hash) filter, includes or imports another file, or starts
+    with a C(#jinja2:) header, is rendered for every host.
+  - It renders with ansible-core's public templating API, as the builtin lookup of the running
+    ansible-core renders (2.16 to 2.19); it reads which variables a template uses with Jinja's
+    own parser.
 options:
   _terms:
     description:
@@ -70,6 +72,7 @@ import json
 import os
 import re
 
+import jinja2
 from jinja2 import meta as jinja2_meta
 from jinja2 import nodes as jinja2_nodes
 
@@ -78,22 +81,15 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _secrets
-
-try:   # the ansible-core 2.19 template engine, as ansible.builtin.template's lookup uses it
-    from ansible.template import trust_as_template
-    from ansible._internal._templating import _template_vars
-    from ansible._internal._templating._engine import TemplateOptions, TemplateOverrides
-except ImportError:   # older ansible-core: that lookup itself renders
-    _template_vars = None
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 _TERM = re.compile(r"([a-z][a-z0-9_]*)/([A-Za-z0-9_.@-]+)")
 # what makes a template's text depend on more than its variables' values
 _IMPURE_NAMES = frozenset(("lookup", "query", "q", "now", "template_run_date", "hostvars", "vars"))
 _IMPURE_FILTERS = frozenset(("random", "shuffle", "password_hash"))
-# ansible.builtin.template's lookup defaults
-_OVERRIDES = dict(variable_start_string="{{", variable_end_string="}}", comment_start_string="{#",
-                  comment_end_string="#}", trim_blocks=True)
+# what makes it read text (and so variables) from another file
+_OTHER_FILE_NODES = (jinja2_nodes.Include, jinja2_nodes.Import, jinja2_nodes.FromImport, jinja2_nodes.Extends)
 
 
 def template_path(term):
@@ -121,38 +117,62 @@ class LookupModule(LookupBase):
             raise AnsibleLookupError("role_template: template_vars: expected a dict, got %r" % (extra,))
         paths = [template_path(term) for term in terms]
         variables = variables or {}
-        if _template_vars is None:
-            from ansible.plugins.loader import lookup_loader
-            template = lookup_loader.get("ansible.builtin.template", loader=self._loader, templar=self._templar)
-            return template.run(paths, variables, template_vars=extra)
         ret = []
         for path in paths:
-            source = trust_as_template(self._loader.get_text_file_contents(path))
+            source = _core_compat.read_template(self._loader, path)
             # shallow: the template reads the host's variables and adds its own on top
             data = dict(variables)
-            data.update(_template_vars.generate_ansible_template_vars(
-                path=os.path.basename(path), fullpath=path, include_ansible_managed="ansible_managed" not in data))
+            data.update(_core_compat.template_vars(os.path.basename(path), path, data))
             data.update(extra)
-            templar = self._templar.copy_with_new_env(available_variables=data, searchpath=[os.path.dirname(path)])
-            cache = _RenderCache(templar, path, source, data)
-            text = cache.get()
-            if text is None:
-                text = templar._engine.template(source, options=TemplateOptions(
-                    escape_backslashes=False, overrides=TemplateOverrides.from_kwargs(_OVERRIDES)))
-                cache.put(text)
+            with _core_compat.template_context(self._templar, data, [os.path.dirname(path)]) as templar:
+                cache = _RenderCache(templar, path, source, data)
+                text = cache.get()
+                if text is None:
+                    text = _core_compat.render_template(templar, source)
+                    cache.put(text)
             ret.append(text)
         return ret
 
 
-def template_names(environment, source):
+def _any_plugin(*args, **kwargs):
+    raise AssertionError("rdma.fabric.role_template parses templates, it never renders them")
+
+
+class _AnyPlugins(dict):
+    """Filters or tests for the parse environment: every name exists (Ansible's environment
+    loads a collection's filters by name when a template uses them)."""
+
+    def get(self, key, default=None):
+        return dict.get(self, key, _any_plugin)
+
+    def __contains__(self, key):
+        return True
+
+
+def parse_environment():
+    """A plain Jinja environment that parses a template as Ansible's does (the lookup's
+    delimiters, trim_blocks, the configured extensions, any filter or test name). Only for
+    reading which variables a template uses: ansible-core renders it."""
+    extensions = [name for name in (C.DEFAULT_JINJA2_EXTENSIONS or "").replace(" ", "").split(",") if name]
+    environment = jinja2.Environment(extensions=extensions, **_core_compat.TEMPLATE_OVERRIDES)
+    environment.filters = _AnyPlugins(environment.filters)
+    environment.tests = _AnyPlugins(environment.tests)
+    return environment
+
+
+def template_names(source, environment=None):
     """``(names, pure)``: the variables a template reads, and whether its text depends on them
-    alone (no lookup, query, now or run date, no random filter)."""
-    ast = environment.parse(source)
+    alone (no lookup, query, now or run date, no random filter, no other file included or
+    imported, no ``#jinja2:`` header changing its syntax)."""
+    if source.startswith("#jinja2:"):
+        return [], False
+    ast = (environment or parse_environment()).parse(source)
     names = sorted(jinja2_meta.find_undeclared_variables(ast))
     # every name it loads, globals (lookup, query, now) included, and every filter it calls
     loaded = set(node.name for node in ast.find_all(jinja2_nodes.Name))
     filters = set(node.name for node in ast.find_all(jinja2_nodes.Filter))
-    return names, not (loaded & _IMPURE_NAMES or filters & _IMPURE_FILTERS)
+    other_files = any(True for _node in ast.find_all(_OTHER_FILE_NODES))
+    return names, not (loaded & _IMPURE_NAMES or filters & _IMPURE_FILTERS or other_files)
 
 
 class _RenderCache(object):
@@ -174,7 +194,7 @@ class _RenderCache(object):
                 with open(names_file) as handle:
                     names, pure = json.load(handle)
             except (IOError, OSError, ValueError):
-                names, pure = template_names(templar._engine.environment, source)
+                names, pure = template_names(source)
                 _write_atomic(names_file, json.dumps([names, pure]))
             if not pure:
                 return

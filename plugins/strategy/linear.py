@@ -27,13 +27,18 @@ description:
   - The figures are in the collection's README ("Fleet scale"); C(examples/ansible.cfg) sets it.
   - A task with C(throttle) below C(forks) whose throttled workers are all busy while others are
     free waits as the builtin strategy does.
-  - It wraps internals of ansible-core 2.19 (the workers list and the results deque). Where
-    those are not what it expects, it waits as the builtin strategy does.
+  - It wraps internals of ansible-core (the workers list and the results deque, listed in the
+    collection's C(plugins/plugin_utils/_core_compat.py)), and runs only on the ansible-core
+    versions CI tests it on, 2.16 to 2.19 (C(>=2.16.0,<2.20), as the collection's
+    C(requires_ansible)). On any other version it refuses to start the play, with an error naming
+    that range and the version found; use P(ansible.builtin.linear#strategy) there. Where the
+    internals are not what it expects, it waits as the builtin strategy does.
 notes:
   - ansible-core 2.19 prints a deprecation warning for every strategy plugin outside
     C(ansible.builtin), once per run; it says such plugins have no compatibility guarantee and
-    may stop being loadable in a later release. When that happens, set C(strategy = linear)
-    again, and the plays run as before, at the controller cost of the builtin.
+    may stop being loadable in a later release. When that happens, or on an ansible-core this
+    strategy refuses, set C(strategy = linear) again, and the plays run as before, at the
+    controller cost of the builtin.
   - Select it with C(strategy = rdma.fabric.linear) in C(ansible.cfg), C(ANSIBLE_STRATEGY), or
     C(strategy:) on a play.
 """
@@ -54,100 +59,12 @@ EXAMPLES = r"""
     - rdma.fabric.roce_qos
 """
 
-import os
-from collections import deque
-from multiprocessing.connection import wait as _wait_for
-
-from ansible.errors import AnsibleError
 from ansible.plugins.strategy.linear import StrategyModule as _LinearStrategy
 
-# A wait never blocks longer than this: what a missed wake-up can cost at most.
-SAFETY_TIMEOUT = 1.0
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat
 
 
-class _WakingDeque(deque):
-    """The strategy's results deque: each append also writes a byte to a pipe the strategy
-    waits on (the results thread appends under the strategy's lock, and nothing else does)."""
-
-    def __init__(self, items, wake_fd):
-        super(_WakingDeque, self).__init__(items)
-        self._wake_fd = wake_fd
-
-    def append(self, x):
-        super(_WakingDeque, self).append(x)
-        try:
-            os.write(self._wake_fd, b"r")
-        except (BlockingIOError, OSError):
-            pass   # the pipe is full (a wake-up is pending) or closed (the run is ending)
-
-
-def busy_sentinels(workers):
-    """The sentinels of the workers still running, and whether every slot is busy."""
-    sentinels = []
-    for worker in workers:
-        if worker is not None and worker.is_alive():
-            sentinels.append(worker.sentinel)
-    return sentinels, bool(workers) and len(sentinels) == len(workers)
-
-
-class StrategyModule(_LinearStrategy):
-
-    def __init__(self, tqm):
-        super(StrategyModule, self).__init__(tqm)
-        self._wake_r = self._wake_w = None
-        results = getattr(self, "_results", None)
-        if isinstance(results, deque):
-            self._wake_r, self._wake_w = os.pipe()
-            os.set_blocking(self._wake_r, False)
-            os.set_blocking(self._wake_w, False)
-            os.set_inheritable(self._wake_r, False)
-            os.set_inheritable(self._wake_w, False)
-            with self._results_lock:
-                self._results = _WakingDeque(self._results, self._wake_w)
-
-    def cleanup(self):
-        try:
-            super(StrategyModule, self).cleanup()
-        finally:
-            for fd in (self._wake_r, self._wake_w):
-                if fd is not None:
-                    os.close(fd)
-            self._wake_r = self._wake_w = None
-
-    def _drain_wakeups(self):
-        try:
-            while os.read(self._wake_r, 4096):
-                pass
-        except (BlockingIOError, OSError):
-            pass
-
-    def _queue_task(self, host, task, task_vars, play_context):
-        # While every slot is busy the builtin loop would spin until one ends; after this wait
-        # its first pass finds the ended one.
-        while True:
-            try:
-                sentinels, full = busy_sentinels(self._workers)
-            except (AttributeError, TypeError, ValueError):
-                break   # not the workers this strategy knows: the builtin loop waits
-            if not full:
-                break
-            _wait_for(sentinels, timeout=SAFETY_TIMEOUT)
-        return super(StrategyModule, self)._queue_task(host, task, task_vars, play_context)
-
-    def _wait_on_pending_results(self, iterator):
-        """The builtin's loop (ansible.plugins.strategy.StrategyBase), with a blocking wait in
-        place of its sleep of internal_poll_interval."""
-        if self._wake_r is None:
-            return super(StrategyModule, self)._wait_on_pending_results(iterator)
-        ret_results = []
-        while self._pending_results > 0 and not self._tqm._terminated:
-            if self._tqm.has_dead_workers():
-                raise AnsibleError("A worker was found in a dead state")
-            self._drain_wakeups()
-            ret_results.extend(self._process_pending_results(iterator))
-            if self._pending_results > 0:
-                sentinels = busy_sentinels(self._workers)[0]
-                # A result that arrived after the drain above is a byte in the pipe: no wake-up
-                # is lost between the check and the wait.
-                _wait_for([self._wake_r] + sentinels, timeout=SAFETY_TIMEOUT)
-        return ret_results
+class StrategyModule(_core_compat.waiting_strategy(_LinearStrategy)):
+    """ansible.builtin.linear with blocking waits; every private name it uses, and the version
+    check (an AnsibleError when the play starts on an ansible-core outside
+    _core_compat.STRATEGY_CORE_RANGE), are in _core_compat."""

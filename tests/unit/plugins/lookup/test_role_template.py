@@ -39,8 +39,41 @@ def _ours(variables):
     return R.LookupModule(loader=loader, templar=Templar(loader=loader, variables=variables))
 
 
+def _operator():
+    """Every variable the role templates read set as an operator might, away from the defaults:
+    lists and dicts of several items, a value with a backslash, a quote and a percent sign (the
+    health unit escapes them in Jinja expressions), the master SM with partitions, and an
+    ansible_managed of their own."""
+    data = _defaults()
+    data.update({
+        "gpudirect_acs_script_path": "/opt/rdma fabric/acs.sh",
+        "gpudirect_acs_unit_after": ["fabricsim.service", "systemd-modules-load.service", "network-online.target"],
+        "__gpudirect_plan": {"acs_mask": "0000", "acs_bridges": []},
+        "health_timer_every": "15min", "health_timer_textfile": "/srv/prometheus/rdma fabric.prom",
+        "rdma_fabric_environment": {"NCCL_IB_HCA": "mlx5_0,mlx5_1", "ODD": 'a "b" \\c 50% \\n', "N": 4},
+        "opensm_fabric": "fabric-b", "opensm_role": "master", "opensm_standby_rank": 2,
+        "opensm_keep_default_partition": False, "opensm_cache_dir": "/var/lib/opensm-cache-b",
+        "opensm_partitions": [
+            {"name": "gpu", "pkey": "0x0002", "ipoib": True, "mtu": 4, "rate": 7, "sl": 3,
+             "members": [{"guid": "0x0002c90300a0b0c1", "membership": "full"}, {"guid": "ALL", "membership": "limited"}]},
+            {"name": "storage", "pkey": 3, "defmember": "limited"},
+        ],
+        "__opensm_priority": 15,
+        "__opensm_options": {"sm_priority": 15, "sweep_interval": 0, "log_flags": "0x03", "routing_engine": "ftree,updn",
+                             "honor_guid2lid_file": True, "max_wire_smps": 8},
+        "__opensm_guid": "0x0002c90300a0b0ff",
+        "__opensm_dropin_execstart": "",
+        "__health_timer_dir": "/opt/rdma-fabric", "__health_timer_config": "/etc/rdma-fabric/health-b.json",
+        "roce_qos_persist_dir": "/var/lib/rdma-fabric/roce qos",
+        "ansible_managed": "Managed by the fabric team; do not edit",
+        "inventory_hostname": "node-b-17",
+    })
+    return data
+
+
 # Both lookups in a fresh interpreter whose plugin loader finds this collection (its filters,
-# which opensm's templates use), as under ansible-playbook: {file: [ours, builtin]}.
+# which opensm's templates use), as under ansible-playbook, for each set of variables:
+# [{file: [ours, builtin, repr(type(ours)), repr(type(builtin))]}, ...].
 RENDER_BOTH = r"""
 import json, os, sys
 from ansible.plugins.loader import init_plugin_loader, lookup_loader
@@ -48,16 +81,22 @@ init_plugin_loader([sys.argv[1]])
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 given = json.load(sys.stdin)
-variables, extra = given["variables"], given["template_vars"]
-loader = DataLoader()
-templar = Templar(loader=loader, variables=variables)
-ours = lookup_loader.get("rdma.fabric.role_template", loader=loader, templar=templar)
-builtin = lookup_loader.get("ansible.builtin.template", loader=loader, templar=templar)
-out = {}
-for path in sys.argv[2:]:
-    term = path.split(os.sep)[-3] + "/" + os.path.basename(path)
-    out[term] = [ours.run([term], variables, template_vars=extra)[0],
-                 builtin.run([path], variables, template_vars=extra)[0]]
+out = []
+for variables in given["variable_sets"]:
+    extra = given["template_vars"]
+    loader = DataLoader()
+    templar = Templar(loader=loader, variables=variables)
+    ours = lookup_loader.get("rdma.fabric.role_template", loader=loader, templar=templar)
+    builtin = lookup_loader.get("ansible.builtin.template", loader=loader, templar=templar)
+    rendered = {}
+    for path in sys.argv[2:]:
+        term = path.split(os.sep)[-3] + "/" + os.path.basename(path)
+        # the builtin as a task of the role calls it (template_path is the file's name)
+        in_role = dict(variables, ansible_search_path=[os.path.dirname(os.path.dirname(path))])
+        a = ours.run([term], in_role, template_vars=extra)[0]
+        b = builtin.run([os.path.basename(path)], in_role, template_vars=extra)[0]
+        rendered[term] = [a, b, type(a).__name__, type(b).__name__]
+    out.append(rendered)
 print(json.dumps(out))
 """
 
@@ -66,26 +105,37 @@ def test_the_roles_have_templates_to_compare():
     assert len(TEMPLATES) >= 10
 
 
-def render_both(paths, template_vars=None):
-    given = {"variables": _defaults(), "template_vars": template_vars or {}}
+def render_both(paths, template_vars=None, variable_sets=None):
+    given = {"variable_sets": variable_sets or [_defaults()], "template_vars": template_vars or {}}
     proc = subprocess.run([sys.executable, "-c", RENDER_BOTH, os.path.join(REPO, ".cache", "collections")] + paths,
                           input=json.dumps(given), capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    out = json.loads(proc.stdout)
+    return out if variable_sets else out[0]
 
 
 def test_each_role_template_renders_as_the_builtin_lookup():
-    rendered = render_both(TEMPLATES)
-    assert len(rendered) == len(TEMPLATES)
-    for term, (ours, builtin) in sorted(rendered.items()):
-        assert ours == builtin, term
-        assert ours.strip() and "{{" not in ours and "{%" not in ours, term
+    """Every role template, with the defaults and with an operator's values, byte for byte the
+    text of ansible.builtin.template's lookup on the running ansible-core."""
+    defaults, operator = render_both(TEMPLATES, variable_sets=[_defaults(), _operator()])
+    for rendered in (defaults, operator):
+        assert len(rendered) == len(TEMPLATES)
+        for term, (ours, builtin, ours_type, builtin_type) in sorted(rendered.items()):
+            assert ours == builtin, term
+            assert ours_type == builtin_type, term
+            assert ours.strip() and "{{" not in ours and "{%" not in ours, term
+    # the operator's values reached the files (the two sets render differently)
+    for term in defaults:
+        if term not in ("roce_qos/rdma-fabric-roce-qos.service.j2", "roce_qos/rdma-fabric-roce-qos@.service.j2"):
+            assert defaults[term][0] != operator[term][0], term
+    assert "50%%" in operator["health/rdma-fabric-health.service.j2"][0]
+    assert "gpu=0x0002" in operator["opensm/partitions.conf.j2"][0]
 
 
 def test_template_vars_reach_the_template_as_with_the_builtin():
     path = os.path.join(REPO, "roles", "opensm", "templates", "opensm-dropin.conf.j2")
     rendered = render_both([path], {"__opensm_dropin_execstart": "/usr/libexec/opensm-launch"})
-    ours, builtin = rendered["opensm/opensm-dropin.conf.j2"]
+    ours, builtin = rendered["opensm/opensm-dropin.conf.j2"][:2]
     assert ours == builtin and "/usr/libexec/opensm-launch" in ours
 
 
@@ -153,6 +203,7 @@ def test_the_run_renders_each_distinct_file_once():
 
 @pytest.mark.parametrize("source, pure", [
     ("{{ a }} {% for x in b %}{{ x | upper }}{% endfor %}", True),
+    ("{{ a | rdma.fabric.opensm_checked('a') }}{% if b is rdma.fabric.nothing %}{% endif %}", True),
     ("{{ lookup('pipe', 'date') }}", False),
     ("{{ query('file', a) }}", False),
     ("{{ now() }}", False),
@@ -160,13 +211,30 @@ def test_the_run_renders_each_distinct_file_once():
     ("{{ hostvars[a].b }}", False),
     ("{{ b | random }}", False),
     ("{{ b | shuffle | first }}", False),
+    ("{{ a }}{% include b %}", False),
+    ("{% import 'x.j2' as x %}{{ a }}{{ b }}", False),
+    ("{% from 'x.j2' import y %}{{ a }}{{ b }}", False),
+    ("{% extends 'x.j2' %}{{ a }}{{ b }}", False),
+    ("#jinja2: variable_start_string: '[%', variable_end_string: '%]'\n[% a %]{{ b }}", False),
 ])
 def test_template_names_and_purity(source, pure):
-    loader = DataLoader()
-    names, got = R.template_names(Templar(loader=loader)._engine.environment, source)
+    names, got = R.template_names(source)
     assert got is pure
     if pure:
         assert names == ["a", "b"]
+
+
+def test_the_names_parser_never_renders():
+    environment = R.parse_environment()
+    with pytest.raises(AssertionError, match="never renders"):
+        environment.filters.get("rdma.fabric.anything")("x")
+
+
+def test_the_lookup_uses_no_private_ansible_core_api():
+    with open(R.__file__) as handle:
+        source = handle.read()
+    for private in ("ansible._internal", "._engine", "_get_file_contents", "_available_variables"):
+        assert private not in source, private
 
 
 # Issue 26: a rendered text that holds a secret (opensm.conf's sm_key) is rendered every time,

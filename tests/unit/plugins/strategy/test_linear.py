@@ -7,6 +7,9 @@ import sys
 import pytest
 import yaml
 
+from ansible.errors import AnsibleError
+
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat as K
 from ansible_collections.rdma.fabric.plugins.strategy import linear as L
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -15,7 +18,10 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
 # builtin strategy sleeps 0.1 ms per pass while every fork is busy, and internal_poll_interval
 # per poll while it waits for results. Prints the count when the run ends.
 RUN = r"""
-import sys, time
+import os, sys, time
+if os.environ.get("FAKE_CORE_VERSION"):
+    import ansible.release
+    ansible.release.__version__ = os.environ["FAKE_CORE_VERSION"]
 import ansible.plugins.strategy as S
 calls = [0]
 class CountingTime(object):
@@ -53,7 +59,7 @@ PLAY = """---
 """
 
 
-def _run(tmp_path, strategy):
+def _run(tmp_path, strategy, **extra_env):
     inventory = tmp_path / "inventory"
     inventory.write_text("".join("h%d ansible_connection=local ansible_python_interpreter=%s\n" % (i, sys.executable)
                                  for i in range(1, 7)))
@@ -64,7 +70,7 @@ def _run(tmp_path, strategy):
     env = dict(os.environ, ANSIBLE_STRATEGY=strategy, ANSIBLE_FORKS="2", ANSIBLE_NOCOLOR="1",
                ANSIBLE_DEPRECATION_WARNINGS="false", ANSIBLE_HOME=str(tmp_path / "home"),
                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_CONFIG=str(config))
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_CONFIG=str(config), **extra_env)
     proc = subprocess.run([sys.executable, "-c", RUN, "-i", str(inventory), str(play)], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     sleeps = re.search(r"^STRATEGY-SLEEPS (\d+)$", proc.stdout, re.M)
@@ -89,6 +95,50 @@ def test_same_run_as_builtin_linear_without_its_busy_waits(tmp_path):
     assert sleeps < 20, out
 
 
+@pytest.mark.parametrize("version", ["2.15.13", "2.20.0", "2.20.0.dev0", "3.0.1"])
+def test_it_refuses_to_start_outside_the_tested_versions(tmp_path, version):
+    rc, recap, results, sleeps, out = _run(tmp_path, "rdma.fabric.linear", FAKE_CORE_VERSION=version)
+    assert rc != 0 and not results and not recap, out
+    message = re.search(r"rdma\.fabric\.linear: .*", out.replace("\n", " "))
+    assert message, out
+    assert "ansible-core 2.16 to 2.19 (>=2.16.0,<2.20)" in message.group(0), out
+    assert "found ansible-core %s" % version in message.group(0), out
+    assert "ansible.builtin.linear" in message.group(0), out
+
+
+@pytest.mark.parametrize("version, supported", [
+    ("2.15.13", False), ("2.16.0", True), ("2.16.19", True), ("2.17.14", True), ("2.18.19", True),
+    ("2.19.14", True), ("2.19.99", True), ("2.20.0", False), ("2.20.0.dev0", False), ("2.20.0rc1", False),
+])
+def test_the_version_check(version, supported):
+    assert K.strategy_core_supported(version) is supported
+    if supported:
+        K.check_strategy_core(version)
+    else:
+        with pytest.raises(AnsibleError, match=r"2\.16 to 2\.19 .*found ansible-core %s\." % re.escape(version)):
+            K.check_strategy_core(version)
+
+
+def test_the_running_core_is_checked_before_the_strategy_starts(monkeypatch):
+    monkeypatch.setattr(K, "CORE_VERSION", "2.20.1")
+    with pytest.raises(AnsibleError, match="found ansible-core 2.20.1"):
+        L.StrategyModule(None)
+
+
+def test_the_range_is_what_the_collection_claims():
+    with open(os.path.join(REPO, "meta", "runtime.yml")) as handle:
+        claimed = yaml.safe_load(handle)["requires_ansible"]
+    (low_major, low_minor), (high_major, high_minor) = K.STRATEGY_CORE_RANGE
+    assert claimed == ">=%d.%d.0,<%d.%d" % (low_major, low_minor, high_major, high_minor + 1)
+    with open(os.path.join(REPO, "lab", "core-matrix.sh")) as handle:
+        lowest = re.search(r"^CORE_LOWEST=(\d+)\.(\d+)\.\d+$", handle.read(), re.M)
+    assert lowest and (int(lowest.group(1)), int(lowest.group(2))) == (low_major, low_minor)
+    with open(os.path.join(REPO, "requirements.txt")) as handle:
+        pinned = re.search(r"^ansible-core==(\d+)\.(\d+)\.\d+$", handle.read(), re.M)
+    assert pinned and (int(pinned.group(1)), int(pinned.group(2))) == (high_major, high_minor)
+    assert K.strategy_core_supported()   # the ansible-core running these tests is one CI tests on
+
+
 class _Worker(object):
     def __init__(self, alive, sentinel):
         self.alive, self.sentinel = alive, sentinel
@@ -105,7 +155,7 @@ class _Worker(object):
     ([_Worker(True, 7), _Worker(True, 9)], [7, 9], True),
 ])
 def test_busy_sentinels(workers, sentinels, full):
-    assert L.busy_sentinels(workers) == (sentinels, full)
+    assert K.busy_sentinels(workers) == (sentinels, full)
 
 
 def test_results_deque_wakes_the_waiter():
@@ -113,7 +163,7 @@ def test_results_deque_wakes_the_waiter():
     os.set_blocking(read_fd, False)
     os.set_blocking(write_fd, False)
     try:
-        results = L._WakingDeque(["kept"], write_fd)
+        results = K.WakingDeque(["kept"], write_fd)
         assert list(results) == ["kept"]
         with pytest.raises(BlockingIOError):
             os.read(read_fd, 1)

@@ -1,0 +1,247 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one place where rdma.fabric depends on how a given ansible-core works inside.
+
+Nothing else in the collection imports ``ansible._internal`` or reads a private attribute of
+an ansible-core object (tests/unit/plugins/strategy/test_core_compat.py checks the first).
+
+**Private names** (used only by the ``rdma.fabric.linear`` strategy, through
+``WaitingLinearStrategy`` below, and only on the versions in ``STRATEGY_CORE_RANGE``; outside
+them the strategy refuses to start, see ``check_strategy_core``). Each was read in the source of
+ansible-core 2.16.19, 2.17.14, 2.18.19 and 2.19.14; the code this relies on is the same in all
+four (``StrategyBase.__init__``, ``_queue_task``, ``_wait_on_pending_results``,
+``results_thread_main``, ``TaskQueueManager.has_dead_workers``):
+
+- ``StrategyBase._queue_task(host, task, task_vars, play_context)``: overridden; waits for a
+  free worker slot, then calls the base method, which takes the first free slot.
+- ``StrategyBase._wait_on_pending_results(iterator)``: overridden with the base's loop, a
+  blocking wait in place of its ``time.sleep(C.DEFAULT_INTERNAL_POLL_INTERVAL)``.
+- ``StrategyBase._process_pending_results(iterator)``: called, as the base loop calls it.
+- ``StrategyBase._workers``: read; a list with one ``WorkerProcess`` (a
+  ``multiprocessing.Process``: ``is_alive()``, ``sentinel``) or ``None`` per fork.
+- ``StrategyBase._results``: a ``collections.deque`` that ``results_thread_main`` appends to,
+  holding ``_results_lock``; replaced (under that lock) by a deque whose ``append`` also wakes
+  the strategy.
+- ``StrategyBase._results_lock``: held while ``_results`` is replaced.
+- ``StrategyBase._pending_results``: read.
+- ``StrategyBase._tqm._terminated``: read; ``StrategyBase._tqm.has_dead_workers()``: called.
+
+**Public API that differs by version** (used by the ``rdma.fabric.role_template`` lookup,
+``render_template``): ansible-core 2.19 templates a file with ``Templar.copy_with_new_env``
+(``available_variables``, ``searchpath``), ``Templar.template`` and ``trust_as_template``; 2.16 to
+2.18 with ``Templar.copy_with_new_env(environment_class=AnsibleEnvironment)``,
+``Templar.set_temporary_context`` and ``Templar.template(convert_data=...)``, and reads the file
+with ``DataLoader.get_text_file_contents`` (2.19) or itself (2.16 to 2.18, which have only the
+private ``DataLoader._get_file_contents``), as each version's
+``ansible.builtin.template`` lookup does (its source was read in the same four versions: 2.16 to
+2.18 have the same lookup). ``TEMPLAR_2_19`` tells them apart the way ansible-core's porting
+guide suggests, by ``Templar.evaluate_expression``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import contextlib
+import os
+from collections import deque
+from multiprocessing.connection import wait as _wait_for
+
+from ansible import constants as C
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_text
+from ansible.release import __version__ as CORE_VERSION
+from ansible.template import Templar, generate_ansible_template_vars
+
+# The ansible-core minor versions the strategy runs on: those CI tests (lab/core-matrix.sh on
+# the lowest, lab/test.sh on the highest) and whose private code is listed above, the same as
+# meta/runtime.yml's requires_ansible (a unit test checks they agree).
+STRATEGY_CORE_RANGE = ((2, 16), (2, 19))
+
+# A wait never blocks longer than this: what a missed wake-up can cost at most.
+SAFETY_TIMEOUT = 1.0
+
+TEMPLAR_2_19 = hasattr(Templar, "evaluate_expression")
+
+
+def core_minor(version=None):
+    """'2.19.14' -> (2, 19); '2.20.0.dev0' -> (2, 20); the running ansible-core's by default."""
+    major, minor = (version or CORE_VERSION).split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+def strategy_core_supported(version=None):
+    low, high = STRATEGY_CORE_RANGE
+    return low <= core_minor(version) <= high
+
+
+def check_strategy_core(version=None):
+    """AnsibleError, naming the range and the version found, outside STRATEGY_CORE_RANGE."""
+    version = version or CORE_VERSION
+    if not strategy_core_supported(version):
+        (low_major, low_minor), (high_major, high_minor) = STRATEGY_CORE_RANGE
+        raise AnsibleError(
+            "rdma.fabric.linear: this strategy wraps internals of ansible-core and runs only on the versions "
+            "it is tested on, ansible-core %d.%d to %d.%d (>=%d.%d.0,<%d.%d); found ansible-core %s. Use the "
+            "builtin strategy on this version (strategy = ansible.builtin.linear in ansible.cfg, "
+            "ANSIBLE_STRATEGY=ansible.builtin.linear, or strategy: ansible.builtin.linear on the play)."
+            % (low_major, low_minor, high_major, high_minor, low_major, low_minor, high_major, high_minor + 1,
+               version))
+
+
+# ---------------------------------------------------------------------------------------------
+# The strategy's waits (rdma.fabric.linear)
+
+class WakingDeque(deque):
+    """The strategy's results deque: each append also writes a byte to a pipe the strategy
+    waits on (the results thread appends under the strategy's lock, and nothing else does)."""
+
+    def __init__(self, items, wake_fd):
+        super(WakingDeque, self).__init__(items)
+        self._wake_fd = wake_fd
+
+    def append(self, x):
+        super(WakingDeque, self).append(x)
+        try:
+            os.write(self._wake_fd, b"r")
+        except (BlockingIOError, OSError):
+            pass   # the pipe is full (a wake-up is pending) or closed (the run is ending)
+
+
+def busy_sentinels(workers):
+    """The sentinels of the workers still running, and whether every slot is busy."""
+    sentinels = []
+    for worker in workers:
+        if worker is not None and worker.is_alive():
+            sentinels.append(worker.sentinel)
+    return sentinels, bool(workers) and len(sentinels) == len(workers)
+
+
+def waiting_strategy(base):
+    """A subclass of the strategy class ``base`` (a StrategyBase) that blocks on its workers'
+    sentinels and on a results pipe where ``base`` polls. Refuses (AnsibleError) to be
+    instantiated outside STRATEGY_CORE_RANGE."""
+
+    class WaitingStrategy(base):
+
+        def __init__(self, tqm):
+            check_strategy_core()
+            super(WaitingStrategy, self).__init__(tqm)
+            self._rdma_wake = None
+            results = getattr(self, "_results", None)
+            if isinstance(results, deque) and hasattr(self, "_results_lock"):
+                wake_r, wake_w = os.pipe()
+                for fd in (wake_r, wake_w):
+                    os.set_blocking(fd, False)
+                    os.set_inheritable(fd, False)
+                self._rdma_wake = (wake_r, wake_w)
+                with self._results_lock:
+                    self._results = WakingDeque(self._results, wake_w)
+
+        def cleanup(self):
+            try:
+                super(WaitingStrategy, self).cleanup()
+            finally:
+                for fd in self._rdma_wake or ():
+                    os.close(fd)
+                self._rdma_wake = None
+
+        def _drain_wakeups(self):
+            try:
+                while os.read(self._rdma_wake[0], 4096):
+                    pass
+            except (BlockingIOError, OSError):
+                pass
+
+        def _queue_task(self, host, task, task_vars, play_context):
+            # While every slot is busy the base loop would spin until one ends; after this wait
+            # its first pass finds the ended one.
+            while True:
+                try:
+                    sentinels, full = busy_sentinels(self._workers)
+                except (AttributeError, TypeError, ValueError):
+                    break   # not the workers this strategy knows: the base loop waits
+                if not full:
+                    break
+                _wait_for(sentinels, timeout=SAFETY_TIMEOUT)
+            return super(WaitingStrategy, self)._queue_task(host, task, task_vars, play_context)
+
+        def _wait_on_pending_results(self, iterator):
+            """The base's loop (ansible.plugins.strategy.StrategyBase), with a blocking wait in
+            place of its sleep of internal_poll_interval."""
+            if self._rdma_wake is None:
+                return super(WaitingStrategy, self)._wait_on_pending_results(iterator)
+            ret_results = []
+            while self._pending_results > 0 and not self._tqm._terminated:
+                if self._tqm.has_dead_workers():
+                    raise AnsibleError("A worker was found in a dead state")
+                self._drain_wakeups()
+                ret_results.extend(self._process_pending_results(iterator))
+                if self._pending_results > 0:
+                    try:
+                        sentinels = busy_sentinels(self._workers)[0]
+                    except (AttributeError, TypeError, ValueError):
+                        sentinels = []
+                    # A result that arrived after the drain above is a byte in the pipe: no
+                    # wake-up is lost between the check and the wait.
+                    _wait_for([self._rdma_wake[0]] + sentinels, timeout=SAFETY_TIMEOUT)
+            return ret_results
+
+    return WaitingStrategy
+
+
+# ---------------------------------------------------------------------------------------------
+# Templating a role file as ansible.builtin.template's lookup does (rdma.fabric.role_template)
+
+# ansible.builtin.template's lookup defaults (2.16 to 2.18 have no trim_blocks option: their
+# environment has trim_blocks on)
+TEMPLATE_OVERRIDES = dict(variable_start_string="{{", variable_end_string="}}", comment_start_string="{#",
+                          comment_end_string="#}", trim_blocks=True)
+
+
+def template_vars(path, fullpath, variables):
+    """The variables ansible.builtin.template's lookup adds for the file (template_path, ...,
+    ansible_managed) on top of ``variables``: 2.19 keeps an ``ansible_managed`` the host sets,
+    2.16 to 2.18 replace it."""
+    added = generate_ansible_template_vars(path, fullpath)
+    if TEMPLAR_2_19 and "ansible_managed" in variables:
+        added.pop("ansible_managed", None)
+    return added
+
+
+@contextlib.contextmanager
+def template_context(templar, variables, searchpath):
+    """A templar for rendering a file with ``variables`` (used as given, not copied) and
+    ``searchpath`` for includes, for the ``with`` block; the caller's templar is not changed."""
+    if TEMPLAR_2_19:
+        yield templar.copy_with_new_env(available_variables=variables, searchpath=searchpath)
+        return
+    from ansible.template import AnsibleEnvironment
+    new = templar.copy_with_new_env(environment_class=AnsibleEnvironment)
+    with new.set_temporary_context(available_variables=variables, searchpath=searchpath):
+        yield new
+
+
+def read_template(loader, path):
+    """The text of the template file ``path``, as the builtin lookup reads it."""
+    if hasattr(loader, "get_text_file_contents"):   # 2.19
+        return loader.get_text_file_contents(path)
+    with open(path, "rb") as handle:
+        return to_text(handle.read(), errors="surrogate_or_strict")
+
+
+def render_template(templar, source):
+    """``source`` (a file's text) rendered by ``templar`` (from template_context) with the
+    options of ansible.builtin.template's lookup."""
+    if TEMPLAR_2_19:
+        from ansible.template import trust_as_template
+        return templar.template(trust_as_template(source), preserve_trailing_newlines=True, escape_backslashes=False,
+                                overrides=TEMPLATE_OVERRIDES)
+    overrides = dict((k, v) for k, v in TEMPLATE_OVERRIDES.items() if k != "trim_blocks")
+    text = templar.template(source, preserve_trailing_newlines=True, convert_data=True, escape_backslashes=False,
+                            overrides=overrides)
+    if C.DEFAULT_JINJA2_NATIVE:
+        from ansible.utils.native_jinja import NativeJinjaText
+        text = NativeJinjaText(text)
+    return text
