@@ -87,6 +87,7 @@ for role in sorted(os.listdir(roles)):
         html = md.render(handle.read())
     html = re.sub(r"<h1>.*?</h1>\n?", "", html, count=1)  # the page has its title
     html = re.sub(r"<(/?)h([1-5])>", lambda m: "<%sh%d>" % (m.group(1), int(m.group(2)) + 1), html)
+    html = html.replace("<table>", '<table class="docutils align-default">')  # the theme's table style
     block = ("\n.. _ansible_collections.rdma.fabric.%s_role__readme:\n\nREADME\n------\n\n"
              "The role's ``README.md``: what it reads, writes and checks, and its variables.\n\n"
              ".. raw:: html\n\n" % role)
