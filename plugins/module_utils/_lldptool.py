@@ -85,8 +85,8 @@ is not transmitted and ``-t`` prints none; both layouts of ``get_arg_app()``).
 ``parse_identity`` reads the neighbour's Chassis ID / Port ID / System Name TLVs of a ``-t -n``
 dump; ``parse_arg`` one ``ARG=value`` line; ``pfc_from_bitmask`` the cut ``-c enabled`` bitmask.
 
-``read_state`` is the only I/O seam (it takes a ``run(argv) -> (rc, out, err)``); every other
-function is pure text in, data out.
+``read_state`` (through ``_call``) is the only I/O seam: it takes a ``run(argv) -> (rc, out,
+err)``; every other function is pure, text in and data out.
 """
 
 from __future__ import absolute_import, division, print_function
