@@ -2,6 +2,7 @@
 # Every test of rdma.fabric, stage by stage, with timings:
 #   lab/test.sh all              deps, venv, image, unit, sanity, lint, docs, ee, molecule (all scenarios)
 #   lab/test.sh unit|sanity|lint|build
+#   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
 #   lab/test.sh ee               the execution environment: build context, image, drift check in it
 #   lab/test.sh molecule [NAME]  every scenario, or one
@@ -123,6 +124,7 @@ case "$what" in
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
     stage unit run_unit
     stage build run_build
+    stage galaxy lab/galaxy.sh
     stage sanity run_sanity
     stage lint run_lint
     stage docs lab/docs.sh lint
@@ -133,6 +135,7 @@ case "$what" in
   sanity) stage sanity run_sanity ;;
   lint) stage lint run_lint ;;
   build) stage build run_build ;;
+  galaxy) stage galaxy lab/galaxy.sh ;;
   docs) stage docs lab/docs.sh lint ;;
   ee)
     stage image lab/image.sh
@@ -148,6 +151,6 @@ case "$what" in
     stage image lab/image.sh
     stage bench "$top/lab/bench.sh"
     ;;
-  *) echo "usage: $0 all|unit|sanity|lint|build|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 all|unit|sanity|lint|build|galaxy|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
 esac
 report

@@ -1,16 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the rdma.fabric.roce_qos role, on the controller, with the modules' own code.
+"""The roce_qos role's rollback of a failed apply, on the controller. Everything else the
+role decides is its area object (plugins/module_utils/areas/roce_qos.py, through the
+rdma.fabric.area_* filters).
 
-- ``roce_qos_config_errors(settings)``: every problem of the role's variables, each message
-  naming the variable(s) and the value; the modules' normalisers plus the role's
-  cross-field rules (one lossless priority for PFC, DCQCN and LLDP; the ToS and the DSCP;
-  one DSCP for QoS and NCCL; the CNP DSCP set once).
-- ``roce_qos_config(rdma_facts, settings)``: the node's RoCE ports and the ``config`` list
-  of each module (one entry per port), plus the boot-time applier's state file, rendered
-  with the modules' own planners (``state: rendered`` semantics, with no host I/O).
-- ``roce_qos_drift(results, host)``: drift records from the modules' results.
+- ``roce_qos_rollback(results, failed, enabled)``: what to restore, per module;
+- ``roce_qos_rollback_report(rollback, failed, restored)``: the failure and the rollback, one message.
 
 Documentation in the .yml files of the same names.
 """
@@ -19,62 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _mlnx_qos
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_plan as P
-from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import planner
-
-ECN_CHOICES = P.ECN_CHOICES
-STATE_LINE_RE = P.STATE_LINE_RE
-LLDP_APP_ROCE = P.LLDP_APP_ROCE
-tos_of = P.tos_of
-mlnx_qos_config = P.mlnx_qos_config
-dcqcn_config = P.dcqcn_config
-lldp_config = P.lldp_config
-
-
-def _role_names(function):
-    """``function`` whose messages (a list of errors, or a PlanError) name the roce_qos_*
-    variables the user set, not the modules' fields its config checks report (tcbw, config.tsa)."""
-    def run(*args, **kwargs):
-        try:
-            result = function(*args, **kwargs)
-        except PlanError as exc:
-            raise PlanError(V.roce_qos_names(str(exc)))
-        if function is P.config_errors:
-            return [V.roce_qos_names(error) for error in result]
-        return result
-    run.__name__ = function.__name__
-    run.__doc__ = function.__doc__
-    return run
-
-
-config_errors = planner(_role_names(P.config_errors))
-roce_ports = planner(P.roce_ports)
-rendered_state = planner(P.rendered_state)
-roce_qos_config = planner(_role_names(P.roce_qos_config))
-
-
-def roce_qos_drift(results, host):
-    """Drift records ``{host, area, object, setting, expected, actual}`` from the results of
-    the mlnx_qos, dcqcn and lldp_dcb tasks (check mode: after = expected, before = actual)."""
-    records = []
-    for result in results or []:
-        if not isinstance(result, dict) or result.get("skipped") or result.get("failed"):
-            continue
-        objects = [(name, _keyed(expected), _keyed(actual)) for name, expected, actual in module_objects(result)]
-        records.extend(drift_records(host, "roce_qos", objects))
-    return records
-
-
-def _keyed(state):
-    """The DSCP map as {dscp: priority}, so that one moved DSCP is one setting."""
-    if isinstance(state, dict) and isinstance(state.get("dscp2prio"), list):
-        state = dict(state)
-        state["dscp2prio"] = dict((str(e["dscp"]), e["priority"]) for e in state["dscp2prio"])
-    return state
 
 
 # What each module's ``before`` entry holds that its ``config`` takes back (state: replaced).
@@ -203,6 +144,4 @@ def roce_qos_rollback_report(rollback, failed=None, restored=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"roce_qos_config_errors": config_errors, "roce_qos_config": roce_qos_config,
-                "roce_qos_drift": roce_qos_drift, "roce_qos_rollback": roce_qos_rollback,
-                "roce_qos_rollback_report": roce_qos_rollback_report}
+        return {"roce_qos_rollback": roce_qos_rollback, "roce_qos_rollback_report": roce_qos_rollback_report}

@@ -6,7 +6,7 @@ this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the
 the role's settings and the files rendered from its templates, with slots such as
 ``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
 reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
-``_roce_qos_plan``, ``_nccl_env_plan``, ``_gpudirect_plan``, ``_opensm_plan``), fills the
+``areas/roce_qos.py``, ``_nccl_env_plan``, ``_gpudirect_plan``, ``_opensm_plan``), fills the
 slots, checks and judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
@@ -24,6 +24,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 
 
 def record(host, area, obj, setting, expected, actual):
@@ -39,22 +40,11 @@ def _config_records(host, area, errors):
 
 
 def roce_qos_requests(inputs, host):
-    """trust, PFC, DSCP map, ETS, buffers (mlnx_qos); DCQCN and the ToS (dcqcn); LLDP TLVs where
-    lldpad runs (lldp_dcb); the boot applier installed and enabled (node_files)."""
+    """The roce_qos area's plan's module calls (areas/roce_qos.py ``plan``: mlnx_qos, dcqcn, the
+    LLDP TLVs where lldpad runs, the boot applier), the calls the role makes."""
     if inputs.get("errors"):
         return [{"records": _config_records(host, "roce_qos", inputs["errors"])}]
-    plan = inputs["plan"]
-    requests = []
-    if plan["ports"]:
-        requests.append({"area": "roce_qos", "resource": "mlnx_qos", "state": "replaced", "config": plan["mlnx_qos"]})
-        requests.append({"area": "roce_qos", "resource": "dcqcn", "state": "replaced", "config": plan["dcqcn"]})
-        if inputs.get("lldp"):
-            requests.append({"area": "roce_qos", "resource": "lldp_dcb", "state": "merged", "config": plan["lldp"]})
-    if inputs.get("persist"):
-        files = [{"path": inputs["state_file"], "content": plan["state_file"]}] + list(inputs.get("files") or [])
-        requests.append({"area": "roce_qos", "resource": "node_files", "name": "boot applier",
-                         "config": {"files": files, "units": list(inputs.get("units") or [])}})
-    return requests
+    return [dict(request, area="roce_qos") for request in inputs["plan"]["requests"]]
 
 
 def _word_name(word):
@@ -302,11 +292,8 @@ def plan_inputs(area, spec, facts, host):
     from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
     try:
         if area == "roce_qos":
-            from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate, _roce_qos_plan
-            # the variables the user set (roce_qos_tcbw), not the modules' fields (tcbw), as the role says
-            errors = [_qos_validate.roce_qos_names(e) for e in _roce_qos_plan.config_errors(spec["settings"])]
-            return dict(spec, area=area, errors=errors,
-                        plan=None if errors else _roce_qos_plan.roce_qos_config(facts["rdma"], spec["settings"]))
+            errors = roce_qos.config_errors(spec["settings"])
+            return dict(spec, area=area, errors=errors, plan=None if errors else roce_qos.plan(facts["rdma"], spec))
         if area == "nccl_env":
             from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_env_plan
             errors = _nccl_env_plan.config_errors(spec["config"])
@@ -367,9 +354,6 @@ def opensm_inputs(spec, facts):
             "role": spec["role"], "guid": guid, "priority": spec["priority"], "sm": facts.get("sm")}
 
 
-# Settings of a resource that shares objects (interfaces) with another in the same area carry
-# its name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
-PREFIX = {"lldp_dcb": "lldp."}
 
 
 def requests_of(inputs_list, host):
@@ -401,11 +385,10 @@ def judge(host, requests, entries):
         if request.get("judge") is not None:
             records.extend(request["judge"](host, entry["result"]))
             continue
-        found = drift_records(host, entry["area"], module_objects(entry["result"]))
-        prefix = PREFIX.get(entry["resource"], "")
-        for item in found:
-            item["setting"] = prefix + item["setting"]
-        records.extend(found)
+        if entry["area"] == "roce_qos":
+            records.extend(roce_qos.records(host, [(entry["resource"], entry["result"])]))
+            continue
+        records.extend(drift_records(host, entry["area"], module_objects(entry["result"])))
     return records
 
 

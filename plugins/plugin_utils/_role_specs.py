@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The roles' settings dicts, the files they install and the drift check's specs, built in
-Python from the roles' variables: the one home of which variable goes where. The roles' vars
-(``__roce_qos_settings``, ``__roce_qos_files``, ``__roce_qos_drift_spec``, ``__nccl_env_config``,
-``__gpudirect_config``, ...) are each one ``lookup('rdma.fabric.role_spec', NAME)``
-(plugins/lookup/role_spec.py), so the role's tasks and the drift check read the same dicts.
+"""The roles' specs, built in Python from the roles' variables on the controller. An area
+object (module_utils/areas/: roce_qos) has its variables read from its role's argument spec,
+checked as the role's argument validation checks them, and turned into its spec by the area
+(``__roce_qos_spec``). The areas not yet moved there have their variable lists here
+(``__nccl_env_config``, ``__gpudirect_config``, ...). Each role var is one
+``lookup('rdma.fabric.role_spec', NAME)`` (plugins/lookup/role_spec.py), so the role's tasks
+and the drift check read the same dicts.
 
 At fleet size every template string costs a Jinja compile in every forked worker, once per
 host: these dicts were Jinja dict literals of up to 27 keys, the largest part of the drift
@@ -21,8 +23,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import re
+
+import yaml
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -32,23 +43,10 @@ except ImportError:   # pragma: no cover - older ansible-core
     def to_bool(value):
         return _boolean(value, strict=False)
 
-# roce_qos: the settings dict's keys, each the variable roce_qos_KEY, in the order the
-# plugins/filter/roce_qos.py filters list them; the flags convert as `| bool`
-ROCE_QOS_SETTINGS = (
-    "interfaces", "trust", "lossless_priority", "roce_dscp", "cnp_dscp", "cnp_priority",
-    "dscp2prio_extra", "pfc_priorities", "prio_tc", "tsa", "tcbw", "buffer_size", "prio2buffer",
-    "cable_len", "dcqcn_priorities", "dcqcn_np_params", "dcqcn_rp_params", "default_tos", "tos_ecn",
-)
-ROCE_QOS_FLAGS = ("rdma_cm_tos", "lldp", "lldp_willing")
-# The files the boot-time applier needs besides its state file (which depends on the ports):
-# path, role template, mode.
-ROCE_QOS_FILES = (
-    ("/usr/local/sbin/rdma-fabric-roce-qos-apply", "roce_qos/rdma-fabric-roce-qos-apply.sh.j2", "0755"),
-    ("/etc/systemd/system/rdma-fabric-roce-qos.service", "roce_qos/rdma-fabric-roce-qos.service.j2", "0644"),
-    ("/etc/systemd/system/rdma-fabric-roce-qos@.service", "roce_qos/rdma-fabric-roce-qos@.service.j2", "0644"),
-    ("/etc/udev/rules.d/90-rdma-fabric-roce-qos.rules", "roce_qos/90-rdma-fabric-roce-qos.rules.j2", "0644"),
-)
-ROCE_QOS_UNITS = (("rdma-fabric-roce-qos.service", True),)
+# The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
+AREA_OBJECTS = {"roce_qos": _roce_qos}
+_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_OPTIONS = {}
 
 # nccl_env: the role variables, as the nccl_env_config_errors and nccl_env_node filters read them
 NCCL_ENV_CONFIG = (
@@ -139,36 +137,54 @@ def flag(get, name):
     return to_bool(value)
 
 
-def roce_qos_settings(get):
-    """The roce_qos role's settings dict (``__roce_qos_settings``): keys without the prefix;
-    nccl_roce_dscp, one DSCP for QoS and NCCL, checked when the nccl_env role's variable is set."""
-    settings = dict((key, get("roce_qos_" + key)) for key in ROCE_QOS_SETTINGS)
-    settings.update((key, flag(get, "roce_qos_" + key)) for key in ROCE_QOS_FLAGS)
-    settings["nccl_roce_dscp"] = get("nccl_env_roce_dscp", None)
-    return settings
+def role_options(role):
+    """The variables of ``role``: the options of every entry point of its
+    ``meta/argument_specs.yml``, the role's contract (read once per process)."""
+    if role not in _OPTIONS:
+        path = os.path.join(_COLLECTION, "roles", role, "meta", "argument_specs.yml")
+        with open(path) as handle:
+            specs = yaml.safe_load(handle)["argument_specs"]
+        options = {}
+        for entry in specs.values():
+            options.update(entry.get("options") or {})
+        _OPTIONS[role] = options
+    return _OPTIONS[role]
 
 
-def roce_qos_files(get, render):
-    """The files the roce_qos role installs for its boot-time applier (``__roce_qos_files``)."""
-    return [{"path": path, "content": render(term), "mode": mode} for path, term, mode in ROCE_QOS_FILES]
+def checked_variables(role, get, others=()):
+    """``{variable: value}`` of every variable of the role's argument spec (and of ``others``
+    that are defined), each checked as the role's argument validation checks it: a value the
+    spec refuses is an error naming the variable and the value (a secret's name only)."""
+    options = role_options(role)
+    variables = dict((name, get(name)) for name in options)
+    result = ArgumentSpecValidator(options).validate(variables)
+    if result.error_messages:
+        raise AnsibleError("rdma.fabric.%s: %s" % (role, "; ".join(_spec_error(m, variables)
+                                                                   for m in result.error_messages)))
+    variables.update((name, get(name, None)) for name in others)
+    return variables
 
 
-def roce_qos_units(get, render):
-    """The units the roce_qos role enables (``__roce_qos_units``)."""
-    return [{"name": name, "enabled": enabled} for name, enabled in ROCE_QOS_UNITS]
+def _spec_error(message, variables):
+    """The argument validator's message as ``variable=value: what is wrong`` (a secret's
+    value, which the message may quote, is not shown)."""
+    found = re.match(r"argument '([^']+)' (.*)\Z", message, re.S)
+    if not found or found.group(1) not in variables:
+        return message
+    name = found.group(1)
+    if _secrets.is_secret(name):
+        return "%s: the value does not match the argument spec (%s)" % (name, found.group(2).split(":", 1)[0])
+    return "%s=%r: %s" % (name, variables[name], found.group(2))
 
 
-def roce_qos_drift_spec(get, render):
-    """What the drift check sends the node for roce_qos (``__roce_qos_drift_spec``): the settings
-    and files, no facts; state_check plans the ports from its own read with the role's planner."""
-    return {
-        "settings": roce_qos_settings(get),
-        "lldp": flag(get, "roce_qos_lldp"),
-        "persist": flag(get, "roce_qos_persist"),
-        "state_file": "%s/desired.conf" % (get("roce_qos_persist_dir"),),
-        "files": roce_qos_files(get, render),
-        "units": roce_qos_units(get, render),
-    }
+def area_spec(area, get, render):
+    """The area object's spec (``lookup('rdma.fabric.role_spec', AREA)``): its settings from the
+    role's checked variables, and its files rendered from the role's templates."""
+    area_object = AREA_OBJECTS[area]
+    try:
+        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render)
+    except PlanError as exc:
+        raise AnsibleError(str(exc))
 
 
 def nccl_env_config(get):
@@ -229,10 +245,7 @@ def gpudirect_slot_plan():
 
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
 SPECS = {
-    "roce_qos_settings": lambda get, render: roce_qos_settings(get),
-    "roce_qos_files": roce_qos_files,
-    "roce_qos_units": roce_qos_units,
-    "roce_qos_drift_spec": roce_qos_drift_spec,
+    "roce_qos": lambda get, render: area_spec("roce_qos", get, render),
     "nccl_env_config": lambda get, render: nccl_env_config(get),
     "nccl_env_drift_spec": nccl_env_drift_spec,
     "gpudirect_config": lambda get, render: gpudirect_config(get),

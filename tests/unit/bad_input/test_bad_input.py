@@ -21,7 +21,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.filter.gpudirect import config_errors as gpudirect_config_errors
 from ansible_collections.rdma.fabric.plugins.filter.nccl_env import config_errors as nccl_env_config_errors
 from ansible_collections.rdma.fabric.plugins.filter.opensm import extra_option_errors, ha_errors, partition_errors
-from ansible_collections.rdma.fabric.plugins.filter.roce_qos import config_errors as roce_qos_config_errors
+from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import config_errors as roce_qos_config_errors
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, gdr_readiness, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs, rdma_facts, sm_info,
     state_check,

@@ -99,7 +99,12 @@ def test_roce_qos_flags_that_are_no_boolean_are_refused_by_name():
 
     def get(name, *default):
         return variables.get(name, *default) if default else variables[name]
-    with pytest.raises(AnsibleError, match=r"roce_qos_lldp='maybe': expected a boolean"):
-        _role_specs.roce_qos_settings(get)
+    def render(term, extra=None):
+        return "text of " + term
+    with pytest.raises(AnsibleError, match=r"roce_qos_lldp='maybe': .*not a valid boolean"):
+        _role_specs.area_spec("roce_qos", get, render)
     variables["roce_qos_lldp"] = "yes"
-    assert _role_specs.roce_qos_settings(get)["lldp"] is True
+    assert _role_specs.area_spec("roce_qos", get, render)["settings"]["lldp"] is True
+    variables["roce_qos_lossless_priority"] = "three"
+    with pytest.raises(AnsibleError, match=r"roce_qos_lossless_priority='three': .*int"):
+        _role_specs.area_spec("roce_qos", get, render)

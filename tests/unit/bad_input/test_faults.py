@@ -23,9 +23,8 @@ import subprocess
 import jinja2
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.filter.roce_qos import (
-    dcqcn_config, lldp_config, mlnx_qos_config, roce_qos_rollback, roce_qos_rollback_report,
-)
+from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_rollback, roce_qos_rollback_report
+from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import dcqcn_config, lldp_config, mlnx_qos_config
 from ansible_collections.rdma.fabric.plugins.module_utils import _common, _pcie_acs
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs,
@@ -473,10 +472,17 @@ def test_boot_applier_never_expands_a_line_into_argv(tmp_path):
     assert "$(mlnx_qos $" not in body and 'out=$(mlnx_qos "$@" 2>&1)' in body
 
 
+def _role_specs_defaults():
+    import yaml
+    with open(os.path.join(REPO, "roles", "roce_qos", "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
 def test_the_roce_qos_files_have_explicit_modes():
     """Every file the roce_qos role installs names its mode (node_files writes them atomically, root:root)."""
     from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
-    files = _role_specs.roce_qos_files(None, lambda term, extra=None: "text of " + term)
-    assert files and all(f["mode"] in ("0644", "0755") for f in files), files
-    with open(os.path.join(REPO, "roles", "roce_qos", "tasks", "persist.yml")) as handle:
-        assert "'content': __roce_qos.state_file, 'mode': '0644'" in handle.read()
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+    spec = roce_qos.spec(_role_specs_defaults(), lambda term, extra=None: "text of " + term)
+    plan = roce_qos.plan({"device_names": [], "devices": {}}, spec)
+    files = plan["boot_applier"]["files"]
+    assert files and all(f.get("mode") in ("0644", "0755") for f in files if f.get("state") != "absent"), files

@@ -4,7 +4,8 @@ roce_qos filter computes, run through the same module, puts the port back to the
 printed before the run, byte for byte."""
 import os
 
-from ansible_collections.rdma.fabric.plugins.filter.roce_qos import mlnx_qos_config, roce_qos_rollback
+from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_rollback
+from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import mlnx_qos_config
 from ansible_collections.rdma.fabric.plugins.modules import mlnx_qos
 from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.bad_input.test_bad_input import _roce_settings

@@ -33,22 +33,24 @@ def roce_settings(**override):
 
 
 def roce_spec(**override):
-    return {"settings": roce_settings(**override), "lldp": False, "persist": True,
-            "state_file": "/var/lib/rdma-fabric/roce-qos/desired.conf",
+    override.setdefault("persist_dir", "/var/lib/rdma-fabric/roce-qos")
+    return {"settings": roce_settings(**override),
             "files": [{"path": "/usr/local/sbin/x", "content": "#!/bin/sh\n", "mode": "0755"}],
             "units": [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]}
 
 
 def test_roce_qos_planned_on_the_node_is_the_role_filter_plan():
-    from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_config
+    from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
     inputs = A.plan_inputs("roce_qos", roce_spec(), {"rdma": FACTS}, "n1")
     assert inputs["errors"] == []
-    assert inputs["plan"] == roce_qos_config(FACTS, roce_settings())
+    assert inputs["plan"] == area_plan(FACTS, "roce_qos", roce_spec())
     requests, records = A.requests_of([inputs], "n1")
     assert records == []
     assert [r["resource"] for r in requests] == ["mlnx_qos", "dcqcn", "node_files"]
+    assert [dict((k, v) for k, v in r.items() if k != "area") for r in requests] == inputs["plan"]["requests"]
     files = requests[2]["config"]["files"]
-    assert files[0] == {"path": "/var/lib/rdma-fabric/roce-qos/desired.conf", "content": inputs["plan"]["state_file"]}
+    assert files[0] == {"path": "/var/lib/rdma-fabric/roce-qos/desired.conf", "content": inputs["plan"]["state_file"],
+                        "mode": "0644"}
 
 
 def test_a_plan_error_on_the_node_is_the_areas_config_record_naming_the_variable():
@@ -104,7 +106,7 @@ def test_check_areas_a_failed_reader_is_a_host_record_never_no_drift():
     assert out["drift_records"] == [A.host_record("n1", "gather failed: rdma_facts: ToolError: ibstat")]
     # a reader no area needs does not count
     with mock.patch.object(_state_check, "check_all", return_value=[]):
-        out = _state_check.check_areas(None, "n1", {"roce_qos": dict(roce_spec(), persist=False)},
+        out = _state_check.check_areas(None, "n1", {"roce_qos": roce_spec(persist=False)},
                                        {"rdma": {"device_names": [], "devices": {}}}, {"sm_info": "x"})
     assert out == {"drift_records": [], "checked": ["roce_qos"]}
 
@@ -117,7 +119,7 @@ def test_check_areas_judges_the_results_on_the_node():
                {"area": "roce_qos", "resource": "dcqcn", "name": "dcqcn", "failed": False,
                 "result": {"before": [], "after": []}}]
     with mock.patch.object(_state_check, "check_all", return_value=entries) as check_all:
-        out = _state_check.check_areas(None, "n1", {"roce_qos": dict(roce_spec(), persist=False)}, {"rdma": FACTS}, {})
+        out = _state_check.check_areas(None, "n1", {"roce_qos": roce_spec(persist=False)}, {"rdma": FACTS}, {})
     sent = check_all.call_args[0][1]
     assert [r["resource"] for r in sent] == ["mlnx_qos", "dcqcn"]
     assert all(set(r) <= set(A.MODULE_FIELDS) for r in sent)
@@ -247,7 +249,7 @@ def test_the_action_takes_one_of_areas_and_area_groups(args):
 
 
 GROUP_VARS = {"inventory_hostname": "gpu1", "groups": {"roce_nodes": ["gpu1", "gpu2"], "sm_nodes": ["sm1"]},
-              "__roce_qos_drift_spec": {"lldp": False}, "__opensm_drift_spec": {"role": "master"}}
+              "__roce_qos_spec": {"lldp": False}, "__opensm_drift_spec": {"role": "master"}}
 
 
 def test_area_groups_template_only_the_hosts_own_areas():
@@ -264,7 +266,7 @@ def test_area_groups_template_only_the_hosts_own_areas():
 
 def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
     plugin = _action({"area_groups": {"roce_qos": "roce_nodes", "nccl_env": "roce_nodes"}})
-    task_vars = dict(GROUP_VARS, __roce_qos_drift_spec="{{ lookup('rdma.fabric.role_spec', 'roce_qos_drift_spec') }}",
+    task_vars = dict(GROUP_VARS, __roce_qos_spec="{{ lookup('rdma.fabric.role_spec', 'roce_qos') }}",
                      __nccl_env_drift_spec=" {{ lookup('rdma.fabric.role_spec', 'nccl_env_drift_spec') }}\n")
     built = []
     with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
@@ -273,8 +275,8 @@ def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
             mock.patch.object(role_specs, "build", side_effect=lambda name, get, render: built.append((name, get, render)) or {name: 1}):
         plugin.run(task_vars=task_vars)
     sent = run.call_args.kwargs["module_args"]["areas"]
-    assert sent == {"roce_qos": {"roce_qos_drift_spec": 1}, "nccl_env": {"nccl_env_drift_spec": 1}}
-    assert sorted(name for name, _get, _render in built) == ["nccl_env_drift_spec", "roce_qos_drift_spec"]
+    assert sent == {"roce_qos": {"roce_qos": 1}, "nccl_env": {"nccl_env_drift_spec": 1}}
+    assert sorted(name for name, _get, _render in built) == ["nccl_env_drift_spec", "roce_qos"]
     assert built[0][1] is built[1][1] and built[0][2] == "render"      # one getter for both
     assert not plugin._templar.template.called
 

@@ -25,7 +25,7 @@ def settings():
     return out
 
 
-SPEC = {"settings": settings(), "lldp": False, "persist": False}
+SPEC = {"settings": dict(settings(), lldp=False, persist=False)}
 
 
 def action(responses, args):

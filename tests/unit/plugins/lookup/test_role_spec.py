@@ -34,7 +34,7 @@ PLAY = """
       ansible.builtin.debug:
         msg:
           specs: "{{ dict(names | zip(query('rdma.fabric.role_spec', *names))) }}"
-          vars: {settings: "{{ __roce_qos_settings }}", drift: "{{ __roce_qos_drift_spec }}",
+          vars: {roce_qos: "{{ __roce_qos_spec }}",
                  gpudirect: "{{ __gpudirect_drift_spec }}", nccl: "{{ __nccl_env_config }}"}
           apply_sh: "{{ lookup('rdma.fabric.role_template', 'roce_qos/rdma-fabric-roce-qos-apply.sh.j2') }}"
           acs_files: "{{ __gpudirect_acs_files }}"
@@ -83,37 +83,34 @@ def test_every_name_builds_in_a_run(run):
     assert sorted(run["specs"]) == NAMES
     assert run["acs_files"] == run["specs"]["gpudirect_acs_files"]
     # the role vars are those lookups
-    assert run["vars"] == {"settings": run["specs"]["roce_qos_settings"], "drift": run["specs"]["roce_qos_drift_spec"],
+    assert run["vars"] == {"roce_qos": run["specs"]["roce_qos"],
                            "gpudirect": run["specs"]["gpudirect_drift_spec"], "nccl": run["specs"]["nccl_env_config"]}
 
 
-def test_roce_qos_settings_are_the_role_variables_templated_and_converted(run):
+def test_roce_qos_settings_are_the_argument_spec_variables_templated_and_converted(run):
     defaults = _defaults("roce_qos")
-    settings = run["specs"]["roce_qos_settings"]
-    expected = dict((key, defaults["roce_qos_" + key]) for key in S.ROCE_QOS_SETTINGS)
-    expected.update(trust="dscp", roce_dscp=24)
-    expected.update((key, bool(defaults["roce_qos_" + key])) for key in S.ROCE_QOS_FLAGS)
+    settings = run["specs"]["roce_qos"]["settings"]
+    expected = dict((name[len("roce_qos_"):], value) for name, value in defaults.items())
     # "no" is false, as `| bool` reads it; nccl_env's roce_dscp default follows roce_qos's
-    expected.update(lldp=False, nccl_roce_dscp=24)
+    expected.update(trust="dscp", roce_dscp=24, lldp=False, nccl_roce_dscp=24)
     assert settings == expected
 
 
-def test_every_roce_qos_variable_is_a_setting_or_steers_the_role():
-    read = set("roce_qos_" + key for key in S.ROCE_QOS_SETTINGS + S.ROCE_QOS_FLAGS)
-    # the rest steer the role's run (facts, failure handling, persistence), not what it sets
-    steering = set(["roce_qos_refresh_facts", "roce_qos_fail_on_drift", "roce_qos_rollback_on_failure",
-                    "roce_qos_persist", "roce_qos_persist_dir"])
-    assert set(_defaults("roce_qos")) == read | steering and not read & steering
+def test_every_roce_qos_variable_of_the_argument_spec_is_a_setting():
+    with open(os.path.join(REPO, "roles", "roce_qos", "meta", "argument_specs.yml")) as handle:
+        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    assert sorted(S.role_options("roce_qos")) == sorted(options) == sorted(_defaults("roce_qos"))
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+    flags = sorted(name[len("roce_qos_"):] for name, option in options.items() if option.get("type") == "bool")
+    assert sorted(roce_qos.FLAGS) == flags
 
 
-def test_the_drift_specs_files_are_the_role_templates_text(run):
-    drift = run["specs"]["roce_qos_drift_spec"]
-    assert drift["settings"] == run["specs"]["roce_qos_settings"]
-    assert drift["lldp"] is False and drift["persist"] is True
-    assert drift["state_file"] == _defaults("roce_qos")["roce_qos_persist_dir"] + "/desired.conf"
-    assert [f["path"] for f in drift["files"]] == [path for path, _term, _mode in S.ROCE_QOS_FILES]
-    assert drift["files"][0]["content"] == run["apply_sh"] and drift["files"] == run["specs"]["roce_qos_files"]
-    assert drift["units"] == run["specs"]["roce_qos_units"] == [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]
+def test_the_specs_files_are_the_role_templates_text(run):
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+    spec = run["specs"]["roce_qos"]
+    assert [f["path"] for f in spec["files"]] == [path for path, _term, _mode in roce_qos.FILES]
+    assert spec["files"][0]["content"] == run["apply_sh"]
+    assert spec["units"] == [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]
 
 
 def test_the_gpudirect_spec_renders_its_acs_files_with_slots(run):
@@ -146,7 +143,7 @@ def test_an_undefined_variable_is_an_error_naming_it(tmp_path):
   gather_facts: false
   tasks:
     - ansible.builtin.debug:
-        msg: "{{ lookup('rdma.fabric.role_spec', 'roce_qos_settings') }}"
+        msg: "{{ lookup('rdma.fabric.role_spec', 'roce_qos') }}"
 """
     proc = _run(tmp_path, play)
     assert proc.returncode != 0 and "the variable 'roce_qos_interfaces' is undefined" in proc.stdout
@@ -162,7 +159,7 @@ def test_get_templates_values_and_takes_a_default():
         get("c")
 
 
-@pytest.mark.parametrize("name", ["roce_qos", "ROCE_QOS_SETTINGS", "", ["roce_qos_settings"]])
+@pytest.mark.parametrize("name", ["roce_qos_settings", "ROCE_QOS", "", ["roce_qos"]])
 def test_an_unknown_name_is_an_error_naming_it(name):
     with pytest.raises(AnsibleError, match=re.escape("%r is not one of gpudirect_acs_files, " % (name,))):
         S.build(name, None, None)
@@ -173,7 +170,7 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
     for path in glob.glob(os.path.join(REPO, "roles", "*", "vars", "main.yml")):
         with open(path) as handle:
             text = handle.read()
-        for name in S.ROCE_QOS_SETTINGS[:3] + S.NCCL_ENV_CONFIG[:3] + S.GPUDIRECT_CONFIG[:3]:
+        for name in ("roce_qos_trust", "roce_qos_lldp", "roce_qos_tcbw") + S.NCCL_ENV_CONFIG[:3] + S.GPUDIRECT_CONFIG[:3]:
             assert "'%s':" % name not in text and "'%s':" % name.replace("roce_qos_", "") not in text, (path, name)
 
 
@@ -183,9 +180,10 @@ def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
         with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
             role_vars.update(yaml.safe_load(handle))
     for name in NAMES:
-        assert role_vars["__" + name] == S.lookup_expression(name), name
-        assert S.built_var(role_vars["__" + name]) == name
-    assert S.built_var("{{ lookup('rdma.fabric.role_spec', 'roce_qos_settings') | combine({}) }}") is None
+        var = "__%s_spec" % name if name in S.AREA_OBJECTS else "__" + name
+        assert role_vars[var] == S.lookup_expression(name), name
+        assert S.built_var(role_vars[var]) == name
+    assert S.built_var("{{ lookup('rdma.fabric.role_spec', 'roce_qos') | combine({}) }}") is None
     assert S.built_var({"a": 1}) is None
 
 

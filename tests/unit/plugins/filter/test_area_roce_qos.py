@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-"""The roce_qos role's filters: settings validation, per-port configs, rendered state, drift records."""
+"""The roce_qos area object through the rdma.fabric.area_* filters: settings validation,
+per-port configs, rendered state, the boot applier, the module calls and the drift records."""
 from __future__ import absolute_import, division, print_function
 
 import pytest
@@ -7,7 +8,7 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rdma.fabric.plugins.filter.roce_qos import FilterModule
+from ansible_collections.rdma.fabric.plugins.filter.area import FilterModule
 
 F = FilterModule().filters()
 DEFAULTS = "roles/roce_qos/defaults/main.yml"
@@ -19,7 +20,16 @@ def settings(**over):
     base = dict((k[len("roce_qos_"):], v) for k, v in defaults.items())
     base["nccl_roce_dscp"] = None
     base.update(over)
-    return base
+    return {"settings": base, "files": [{"path": "/usr/local/sbin/x", "content": "x\n", "mode": "0755"}],
+            "units": [{"name": "rdma-fabric-roce-qos.service", "enabled": True}]}
+
+
+def errors(spec):
+    return F["area_errors"](spec, "roce_qos")
+
+
+def plan(facts, spec):
+    return F["area_plan"](facts, "roce_qos", spec)
 
 
 FACTS = {"device_names": ["mlx5_0", "mlx5_1", "mlx5_2"], "devices": {
@@ -29,18 +39,18 @@ FACTS = {"device_names": ["mlx5_0", "mlx5_1", "mlx5_2"], "devices": {
 
 
 def test_defaults_are_good_and_give_tos_106():
-    assert F["roce_qos_config_errors"](settings()) == []
-    plan = F["roce_qos_config"](FACTS, settings())
-    assert [p["netdev"] for p in plan["ports"]] == ["eth2", "eth3"]
-    assert plan["dcqcn"][1] == dict(plan["dcqcn"][0], interface="eth3", rdma_device="mlx5_2")
-    assert plan["dcqcn"][0]["roce_tos"] == 106 and plan["dcqcn"][0]["rdma_cm_tos"] == 106
-    assert plan["mlnx_qos"][0]["interface"] == "eth2" and plan["mlnx_qos"][0]["pfc"] == [3]
-    assert plan["lldp"][0]["app"] == [{"selector": 3, "protocol": 4791, "priority": 3}]
+    assert errors(settings()) == []
+    planned = plan(FACTS, settings())
+    assert [p["netdev"] for p in planned["ports"]] == ["eth2", "eth3"]
+    assert planned["dcqcn"][1] == dict(planned["dcqcn"][0], interface="eth3", rdma_device="mlx5_2")
+    assert planned["dcqcn"][0]["roce_tos"] == 106 and planned["dcqcn"][0]["rdma_cm_tos"] == 106
+    assert planned["mlnx_qos"][0]["interface"] == "eth2" and planned["mlnx_qos"][0]["pfc"] == [3]
+    assert planned["lldp"][0]["app"] == [{"selector": 3, "protocol": 4791, "priority": 3}]
 
 
 def test_state_file_is_what_the_modules_render(monkeypatch):
     monkeypatch.delenv("SYSFS_PATH", raising=False)
-    text = F["roce_qos_config"](FACTS, settings())["state_file"]
+    text = plan(FACTS, settings())["state_file"]
     lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
     assert lines[0] == "eth2 mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0 --trust dscp --tsa " \
         "ets,strict,strict,ets,strict,strict,strict,strict --tcbw 50,0,0,50,0,0,0,0 --prio_tc 0,0,0,3,0,0,6,0"
@@ -67,16 +77,16 @@ def test_state_file_is_what_the_modules_render(monkeypatch):
     ({"tcbw": [50, 0, 0, 40, 0, 0, 0, 0]}, "sums to 90, must be 100"),
 ])
 def test_each_problem_names_the_variable_and_value(over, words):
-    errors = F["roce_qos_config_errors"](settings(**over))
-    assert any(words in e for e in errors), errors
+    found = errors(settings(**over))
+    assert any(words in e for e in found), found
     with pytest.raises(AnsibleFilterError, match="roce_qos: "):
-        F["roce_qos_config"](FACTS, settings(**over))
+        plan(FACTS, settings(**over))
 
 
 def test_unknown_interface_names_the_ports_found():
     with pytest.raises(AnsibleFilterError, match="eth9 is not a RoCE port of this node; RoCE ports found: eth2, eth3"):
-        F["roce_qos_config"](FACTS, settings(interfaces=["eth9"]))
-    assert [p["netdev"] for p in F["roce_qos_config"](FACTS, settings(interfaces=["eth3"]))["ports"]] == ["eth3"]
+        plan(FACTS, settings(interfaces=["eth9"]))
+    assert [p["netdev"] for p in plan(FACTS, settings(interfaces=["eth3"]))["ports"]] == ["eth3"]
 
 
 def test_drift_records_name_the_smallest_setting():
@@ -88,18 +98,45 @@ def test_drift_records_name_the_smallest_setting():
                          "np": {"enabled_priorities": [], "params": {"cnp_dscp": 48}}}],
              "after": [{"interface": "eth2", "rdma_device": "mlx5_0", "port": 1,
                         "np": {"enabled_priorities": [3], "params": {"cnp_dscp": 48}}}]}
-    records = F["roce_qos_drift"]([mlnx, dcqcn, {"skipped": True}], "node 1")
+    records = F["area_records"]({"mlnx_qos": mlnx, "dcqcn": dcqcn, "lldp_dcb": {"skipped": True}}, "roce_qos", "node 1")
     assert records == [
         {"host": "node 1", "area": "roce_qos", "object": "eth2", "setting": "dscp2prio.27", "expected": 5, "actual": 3},
         {"host": "node 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []},
         {"host": "node 1", "area": "roce_qos", "object": "eth2", "setting": "np.enabled_priorities",
          "expected": [3], "actual": []}]
     unchanged = {"changed": False, "before": mlnx["after"], "after": mlnx["after"]}
-    assert F["roce_qos_drift"]([unchanged], "n") == []
+    assert F["area_records"]({"mlnx_qos": unchanged}, "roce_qos", "n") == []
+    lldp = {"before": [{"interface": "eth2", "pfc": {"enabled": []}}], "after": [{"interface": "eth2", "pfc": {"enabled": [3]}}]}
+    assert [r["setting"] for r in F["area_records"]({"lldp_dcb": lldp}, "roce_qos", "n")] == ["lldp.pfc.enabled"]
 
 
 def test_state_file_paths_are_under_the_nodes_sysfs(monkeypatch):
     monkeypatch.setenv("SYSFS_PATH", "/controller/sys")
-    text = F["roce_qos_config"](dict(FACTS, sysfs_root="/run/fabricsim/sys"), settings())["state_file"]
+    text = plan(dict(FACTS, sysfs_root="/run/fabricsim/sys"), settings())["state_file"]
     paths = [ln.split()[2] for ln in text.splitlines() if not ln.startswith("#") and " sysfs " in ln]
     assert paths and all(p.startswith("/run/fabricsim/sys/") for p in paths), paths
+
+
+def test_the_plan_is_the_module_calls_in_the_roles_order():
+    spec = settings(lldp=True)
+    planned = plan(FACTS, spec)
+    assert [(r["resource"], r.get("state")) for r in planned["requests"]] == [
+        ("mlnx_qos", "replaced"), ("dcqcn", "replaced"), ("lldp_dcb", "merged"), ("node_files", None)]
+    files = planned["boot_applier"]["files"]
+    assert files[0] == {"path": "/etc/rdma-fabric/roce_qos/desired.conf", "content": planned["state_file"], "mode": "0644"}
+    assert files[1:-1] == spec["files"] and files[-1] == {"path": "/etc/rdma-fabric/roce_qos/desired.sha256", "state": "absent"}
+    assert planned["requests"][3]["config"] == planned["boot_applier"]
+    bare = plan(FACTS, settings(persist=False))
+    assert bare["boot_applier"] is None and [r["resource"] for r in bare["requests"]] == ["mlnx_qos", "dcqcn"]
+    assert plan({"device_names": [], "devices": {}}, settings(persist=False))["requests"] == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda: F["area_plan"](FACTS, "nope", settings()),
+    lambda: F["area_errors"]({"settings": None}, "roce_qos"),
+    lambda: F["area_plan"]("facts", "roce_qos", settings()),
+    lambda: F["area_records"]([], "roce_qos", "n"),
+])
+def test_a_wrong_input_is_named(call):
+    with pytest.raises(AnsibleFilterError, match="area_"):
+        call()

@@ -1,11 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the rdma.fabric.roce_qos role sets, decided from the node's rdma_facts and the role's
-settings: the variable checks, the ports, each module's config and the boot applier's state
-file. Pure functions with no host I/O; the role's filters (on the controller) and state_check
-(the drift check, on the node) both run them. Errors are PlanError (the filters make them
-AnsibleFilterError with the same message)."""
+"""The roce_qos area: lossless RoCE (trust, PFC, the DSCP map, ETS, buffers), DCQCN and the
+RoCE ToS, the LLDP DCB TLVs, and the boot-time applier that re-applies them. Everything the
+rdma.fabric.roce_qos role decides is here, in one place, as pure functions with no host I/O:
+
+- ``settings(variables)``: the role's settings from its variables (every option of
+  ``roles/roce_qos/meta/argument_specs.yml``, the contract and the only list of them, plus
+  ``nccl_env_roce_dscp`` when set: one DSCP for QoS and NCCL);
+- ``config_errors(settings)``: every problem, each naming the ``roce_qos_*`` variable the user
+  set and its value;
+- ``spec(variables, render)``: what the controller hands the node: the settings and the files
+  rendered from the role's templates (no facts);
+- ``plan(facts, spec)``: everything the role does on a node from its ``rdma_facts``: the ports,
+  each module's config, the boot applier's state file, and ``requests``, the module calls in
+  the order the role applies them (the drift check runs the same calls in check mode);
+- ``records(host, results)``: the drift records of the modules' results, named as every report
+  names them (``setting`` of an LLDP TLV is ``lldp.pfc.enabled``, of the NIC ``pfc``).
+
+The role (``rdma.fabric.area_*`` filters), the drift check (``state_check`` on the node) and
+the node timer all call these. Errors are PlanError (the filters make them AnsibleFilterError
+with the same message)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,11 +31,108 @@ import re
 from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError, check_name, sysfs_root
+from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
+from ansible.module_utils.parsing.convert_bool import boolean
+
+NAME = "roce_qos"
+PREFIX = "roce_qos_"
+# read from another role when it is set there: one DSCP for QoS and NCCL
+OTHER_VARIABLES = ("nccl_env_roce_dscp",)
+# the role's boolean variables (converted as ``| bool`` converts them)
+FLAGS = ("rdma_cm_tos", "lldp", "lldp_willing", "persist", "refresh_facts", "fail_on_drift", "rollback_on_failure")
+# The files the boot-time applier needs besides its state file (which depends on the ports):
+# path, role template, mode; and the unit the role enables.
+STATE_FILE = "desired.conf"
+FILES = (
+    ("/usr/local/sbin/rdma-fabric-roce-qos-apply", "roce_qos/rdma-fabric-roce-qos-apply.sh.j2", "0755"),
+    ("/etc/systemd/system/rdma-fabric-roce-qos.service", "roce_qos/rdma-fabric-roce-qos.service.j2", "0644"),
+    ("/etc/systemd/system/rdma-fabric-roce-qos@.service", "roce_qos/rdma-fabric-roce-qos@.service.j2", "0644"),
+    ("/etc/udev/rules.d/90-rdma-fabric-roce-qos.rules", "roce_qos/90-rdma-fabric-roce-qos.rules.j2", "0644"),
+)
+UNITS = (("rdma-fabric-roce-qos.service", True),)
+# the modules the role applies, in order, and the state each is applied with
+MODULES = (("mlnx_qos", "replaced"), ("dcqcn", "replaced"), ("lldp_dcb", "merged"))
+# Settings of a module that shares objects (interfaces) with another of the area carry its
+# name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
+SETTING_PREFIX = {"lldp_dcb": "lldp."}
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
 # What rdma-fabric-roce-qos-apply accepts on a state line (it refuses any other character).
 STATE_LINE_RE = re.compile(r"[A-Za-z0-9_.:@-]+ (?:mlnx_qos|sysfs) [A-Za-z0-9_.,:=/@ -]+")
 LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
+
+
+# ------------------------------------------------------------------ the roce_qos role's names
+# The roce_qos role builds each module's config from its variables (below:
+# mlnx_qos_config, dcqcn_config, lldp_config) and checks it with the modules' own normalisers,
+# whose messages name the module's fields ("roce_qos (mlnx_qos) tcbw"). roce_qos_names puts the
+# variable the user set in their place.
+_ROLE_FIELD = re.compile(r"roce_qos \((?P<module>mlnx_qos|dcqcn|lldp_dcb)\)[. ]?"
+                         r"(?P<field>[A-Za-z0-9_]+(?:\[\d+\])?(?:\.[A-Za-z0-9_]+(?:\[\d+\])?)*)?")
+_MLNX_SAME = ("trust", "prio_tc", "tsa", "tcbw", "buffer_size", "prio2buffer", "cable_len")
+# dscp2prio[0] and [1] are the role's RoCE and CNP entries, [2:] roce_qos_dscp2prio_extra
+_MAP_ENTRIES = ({"dscp": "roce_qos_roce_dscp", "priority": "roce_qos_lossless_priority"},
+                {"dscp": "roce_qos_cnp_dscp", "priority": "roce_qos_cnp_priority"})
+_DSCP_MAP = "the DSCP map (roce_qos_roce_dscp, roce_qos_cnp_dscp, roce_qos_dscp2prio_extra)"
+_INDEXED = re.compile(r"(?P<name>[A-Za-z0-9_]+)(?:\[(?P<index>\d+)\])?(?P<rest>.*)\Z", re.S)
+
+
+def _mlnx_qos_variable(name, index, rest):
+    if name == "pfc":
+        return "roce_qos_pfc_priorities" + index + rest
+    if name in _MLNX_SAME:
+        return "roce_qos_" + name + index + rest
+    if name == "dscp2prio":
+        if not index:
+            return _DSCP_MAP + rest
+        number = int(index[1:-1])
+        if number < len(_MAP_ENTRIES):
+            entry = _MAP_ENTRIES[number]
+            field = rest[1:] if rest.startswith(".") else ""
+            return entry[field] if field in entry else "%s/%s" % (entry["dscp"], entry["priority"])
+        return "roce_qos_dscp2prio_extra[%d]%s" % (number - len(_MAP_ENTRIES), rest)
+    return None
+
+
+def _dcqcn_variable(name, index, rest):
+    if name in ("np", "rp"):
+        if rest.startswith(".params"):
+            return "roce_qos_dcqcn_%s_params%s" % (name, rest[len(".params"):])
+        if rest.startswith(".enabled_priorities"):
+            return "roce_qos_dcqcn_priorities" + rest[len(".enabled_priorities"):]
+    if name in ("roce_tos", "rdma_cm_tos"):
+        return "roce_qos_default_tos (the ToS, derived from roce_qos_roce_dscp when null)"
+    return None
+
+
+def _lldp_variable(name, index, rest):
+    if name == "pfc" and rest.startswith(".enabled"):
+        return "roce_qos_pfc_priorities" + rest[len(".enabled"):]
+    if name == "pfc" and rest.startswith(".willing"):
+        return "roce_qos_lldp_willing"
+    if name == "app":
+        return "roce_qos_lossless_priority (the RoCE APP entry's priority)"
+    return None
+
+
+_VARIABLE_OF = {"mlnx_qos": _mlnx_qos_variable, "dcqcn": _dcqcn_variable, "lldp_dcb": _lldp_variable}
+
+
+def roce_qos_names(message):
+    """``message`` of a module's normaliser run by the roce_qos role, with each module field
+    (``roce_qos (mlnx_qos) tcbw``, ``roce_qos (dcqcn).rp.params.rpg_gd``, ``config.buffer_size``)
+    replaced by the roce_qos_* variable it comes from (``roce_qos_tcbw``,
+    ``roce_qos_dcqcn_rp_params.rpg_gd``); a field with no variable keeps its name."""
+    def replace(found):
+        parts = _INDEXED.match(found.group("field") or "")
+        if not parts:
+            return found.group(0)
+        variable = _VARIABLE_OF[found.group("module")](parts.group("name"), parts.group("index") and
+                                                       "[%s]" % parts.group("index") or "", parts.group("rest"))
+        return variable or found.group(0)
+    text = _ROLE_FIELD.sub(replace, message)
+    text = re.sub(r"(?<![A-Za-z0-9_])config\.(%s)(?![A-Za-z0-9_])" % "|".join(_MLNX_SAME), r"roce_qos_\1", text)
+    return re.sub(r"\((prio2buffer)=", r"(roce_qos_\1=", text)
 
 
 def _setting(settings, name, default=None):
@@ -117,7 +229,8 @@ def _dscp_map_conflicts(settings, roce_dscp, cnp_dscp, lossless, cnp_prio):
 
 
 def config_errors(settings):
-    """Every problem of the role's variables; [] when they are good."""
+    """Every problem of the role's variables, each naming the ``roce_qos_*`` variable and the
+    value (not the modules' fields their normalisers name); [] when they are good."""
     if not isinstance(settings, dict):
         raise PlanError("roce_qos_config_errors: expected the role's settings dict, got %r"
                         % type(settings).__name__)
@@ -169,7 +282,7 @@ def config_errors(settings):
                           % (key, np_params[key], name, value, name))
     tsa, prio_tc = settings.get("tsa"), settings.get("prio_tc")
     if errors:
-        return errors
+        return [roce_qos_names(e) for e in errors]
     # The modules' own normalisers: what mlnx_qos, dcqcn and lldp_dcb would refuse.
     mlnx = _check(errors, _mlnx_qos.normalize_want, mlnx_qos_config(settings), "roce_qos (mlnx_qos)")
     _check(errors, _dcqcn.normalize_want, dcqcn_config(settings), "(interface)", "(device)", "roce_qos (dcqcn)")
@@ -182,7 +295,7 @@ def config_errors(settings):
     if settings.get("buffer_size") is not None and settings.get("prio2buffer") is None:
         errors.append("roce_qos_buffer_size is set but roce_qos_prio2buffer is not: the PFC priorities' buffers "
                       "cannot be checked; set both")
-    return [e.replace("roce_qos (mlnx_qos).", "roce_qos (mlnx_qos) ") for e in errors]
+    return [roce_qos_names(e.replace("roce_qos (mlnx_qos).", "roce_qos (mlnx_qos) ")) for e in errors]
 
 
 def _dcqcn_param_errors(settings):
@@ -287,3 +400,81 @@ def roce_qos_config(facts, settings):
     }
     result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"], facts.get("sysfs_root") or "/sys")
     return result
+
+
+# ------------------------------------------------------------------ the area object
+
+
+def _flag(name, value):
+    """A boolean variable converted as ``| bool`` converts it; a value that is no boolean is an
+    error naming the variable and the value (the bool filter would make it false). Null is false."""
+    if value is None:
+        return False
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
+
+
+def settings(variables):
+    """The role's settings (keys without the ``roce_qos_`` prefix) from ``variables``, the
+    templated value of every variable of the role's argument spec, plus those of
+    ``OTHER_VARIABLES`` that are defined: ``nccl_roce_dscp`` is ``nccl_env_roce_dscp``."""
+    out = {}
+    for name, value in variables.items():
+        if name.startswith(PREFIX):
+            key = name[len(PREFIX):]
+            out[key] = _flag(name, value) if key in FLAGS else value
+    out["nccl_roce_dscp"] = variables.get("nccl_env_roce_dscp")
+    return out
+
+
+def spec(variables, render):
+    """What the controller hands the node (the role's ``__roce_qos_spec``, the drift check's
+    area spec): the settings, and the boot applier's files rendered from the role's templates
+    by ``render(template)``. No facts: ``plan`` takes the node's."""
+    return {"settings": settings(variables),
+            "files": [{"path": path, "content": render(term), "mode": mode} for path, term, mode in FILES],
+            "units": [{"name": name, "enabled": enabled} for name, enabled in UNITS]}
+
+
+def plan(facts, spec):
+    """Everything the role does on the node with these ``rdma_facts``: the ports, each module's
+    config, the boot applier's state file and files (``boot_applier``, null without
+    ``roce_qos_persist``), and ``requests``: ``[{resource, state, config}]``,
+    the module calls in the order the role applies them and the drift check checks them."""
+    settings = spec["settings"]
+    result = roce_qos_config(facts, settings)
+    requests = []
+    if result["ports"]:
+        for resource, state in MODULES:
+            key = "lldp" if resource == "lldp_dcb" else resource
+            if resource != "lldp_dcb" or settings.get("lldp"):
+                requests.append({"resource": resource, "state": state, "config": result[key]})
+    result["boot_applier"] = None
+    if settings.get("persist"):
+        directory = settings["persist_dir"].rstrip("/")
+        files = [{"path": "%s/%s" % (directory, STATE_FILE), "content": result["state_file"], "mode": "0644"}]
+        files += list(spec.get("files") or [])
+        # the boot applier of round 1 kept a checksum beside the state file
+        files.append({"path": "%s/desired.sha256" % directory, "state": "absent"})
+        result["boot_applier"] = {"files": files, "units": list(spec.get("units") or [])}
+        requests.append({"resource": "node_files", "name": "boot applier", "config": result["boot_applier"]})
+    result["requests"] = requests
+    return result
+
+
+def records(host, results):
+    """Drift records ``{host, area, object, setting, expected, actual}`` of the modules'
+    results (``[(resource, result)]``; check mode: ``after`` is expected, ``before`` actual),
+    one per smallest setting that differs. The role's verify and the drift check both name
+    settings here. A skipped or failed result has none (the run reports the failure)."""
+    out = []
+    for resource, result in results:
+        if not isinstance(result, dict) or result.get("skipped") or result.get("failed"):
+            continue
+        found = drift_records(host, NAME, module_objects(result))
+        for item in found:
+            item["setting"] = SETTING_PREFIX.get(resource, "") + item["setting"]
+        out.extend(found)
+    return out
