@@ -354,8 +354,6 @@ def opensm_inputs(spec, facts):
             "role": spec["role"], "guid": guid, "priority": spec["priority"], "sm": facts.get("sm")}
 
 
-
-
 def requests_of(inputs_list, host):
     """``(requests, records)``: the resource checks of every area's inputs, and the records
     judged from the inputs alone (config errors, facts)."""

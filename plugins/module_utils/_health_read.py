@@ -23,7 +23,7 @@ import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _bundle, _ethtool_stats, _fileio, _gdr_readiness, _ibv_devinfo
 from ansible_collections.rdma.fabric.plugins.module_utils import _iproute
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb, _mlnx_qos, _nccl, _rdma_facts, _secrets, _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool, _mlnx_qos, _nccl, _rdma_facts, _secrets, _sm_info
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, read_text, run_tool, sysfs_path, sysfs_root
 
 RAW_VERSION = _bundle.RAW_VERSION
@@ -112,7 +112,7 @@ MLNX_QOS_KEYS = ("dcbx", "trust", "pfc", "prio_tc", "tsa", "tcbw")
 
 
 def _tool_error(rc, out, err):
-    return {"rc": rc, "error": _lldp_dcb._clean(err) or _lldp_dcb._clean(out) or "(no output)"}
+    return {"rc": rc, "error": _lldptool._clean(err) or _lldptool._clean(out) or "(no output)"}
 
 
 def read_lossless(module, devices):
@@ -125,7 +125,7 @@ def read_lossless(module, devices):
                          if p.get("link_layer") == "Ethernet" and p.get("netdev")))
     if not netdevs:
         return None
-    tool = module.get_bin_path(_lldp_dcb.TOOL, required=False)
+    tool = module.get_bin_path(_lldptool.TOOL, required=False)
     if not tool:
         return {"skipped": "lldptool (lldpad) is not installed: the switch's PFC/ETS/APP TLVs cannot be read"}
     qos = module.get_bin_path(_mlnx_qos.TOOL, required=False)
@@ -139,7 +139,7 @@ def read_lossless(module, devices):
                                % (netdev, _tool_error(rc, text, err)["error"])}
         entry["peer"] = text if rc == 0 else _tool_error(rc, text, err)
         rc, text, err = run_tool(module, [tool, "get-lldp", "-i", netdev, "adminStatus"], check_rc=False)
-        entry["admin_status"] = _lldp_dcb.parse_arg(text, "adminStatus") if rc == 0 else None
+        entry["admin_status"] = _lldptool.parse_arg(text, "adminStatus") if rc == 0 else None
         rc, text, err = run_tool(module, [tool, "-t", "-i", netdev], check_rc=False)
         entry["local"] = text if rc == 0 else _tool_error(rc, text, err)
         entry["mlnx_qos"] = None
@@ -388,8 +388,8 @@ def _dump(text, what, errors):
         errors.append({"tool": "lldptool", "msg": "%s failed (rc=%s): %s" % (what, text.get("rc"), text.get("error"))})
         return None
     try:
-        dump = _lldp_dcb.parse_tlvs(text)
-        dump.update(_lldp_dcb.parse_identity(text))
+        dump = _lldptool.parse_tlvs(text)
+        dump.update(_lldptool.parse_identity(text))
         return dump
     except ValueError as exc:
         errors.append({"tool": "lldptool", "msg": "%s: %s" % (what, exc)})

@@ -33,12 +33,6 @@ from ansible_collections.rdma.fabric.plugins.module_utils._mlnx_qos import (
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
-# re-exports for importers not yet moved (_health_read reads these from _lldp_dcb; their home
-# is _lldptool)
-from ansible_collections.rdma.fabric.plugins.module_utils._lldptool import (  # noqa: F401 pylint: disable=unused-import
-    _clean, parse_arg, parse_identity,
-)
-
 ADMIN_CHOICES = ("rx", "tx", "rxtx", "disabled")
 SELECTORS = {1: "ethertype", 2: "tcp/sctp", 3: "udp/dccp", 4: "tcp/sctp/udp/dccp", 5: "dscp"}
 

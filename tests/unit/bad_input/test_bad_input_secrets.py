@@ -99,6 +99,7 @@ def test_roce_qos_flags_that_are_no_boolean_are_refused_by_name():
 
     def get(name, *default):
         return variables.get(name, *default) if default else variables[name]
+
     def render(term, extra=None):
         return "text of " + term
     with pytest.raises(AnsibleError, match=r"roce_qos_lldp='maybe': .*not a valid boolean"):
