@@ -32,15 +32,15 @@ options:
   area_groups:
     description:
       - Area name to the inventory group whose hosts it applies to. For each area whose group
-        holds the host, the action templates the role's C(__ROLE_drift_spec) variable (for
-        example C(__roce_qos_drift_spec)), exposed by an C(import_role) of the role's
+        holds the host, the action builds the role's C(__ROLE_spec) variable (for
+        example C(__roce_qos_spec), the area object's spec), exposed by an C(import_role) of the role's
         C(drift_spec) tasks, which run nothing. An area of another group costs nothing.
       - C(playbooks/drift_check.yml) uses it. Exactly one of O(area_groups) and O(areas).
     type: dict
   areas:
     description:
       - Area name to spec, each templated by the task (for example
-        C({{ __roce_qos_drift_spec }})). Empty entries are ignored.
+        C({{ __roce_qos_spec }})). Empty entries are ignored.
       - Exactly one of O(area_groups) and O(areas).
     type: dict
 attributes:
@@ -76,7 +76,7 @@ EXAMPLES = r"""
 - name: Check the node's RoCE QoS in one call
   rdma.fabric.drift_check:
     areas:
-      roce_qos: "{{ __roce_qos_drift_spec }}"
+      roce_qos: "{{ __roce_qos_spec }}"
   register: drift_check_result
 
 - name: Check each host's areas, by the groups they apply to (as playbooks/drift_check.yml does)
