@@ -260,6 +260,7 @@ def config_errors(settings):
     if lossless is not None and pfc is not None and lossless not in pfc:
         errors.append("roce_qos_lossless_priority=%d has no PFC: add it to roce_qos_pfc_priorities=%s"
                       % (lossless, pfc))
+    errors.extend(_pfc_by_interface_errors(settings.get("pfc_priorities_by_interface"), lossless))
     if lossless is not None and dcqcn is not None and lossless not in dcqcn:
         errors.append("roce_qos_lossless_priority=%d has no DCQCN: add it to roce_qos_dcqcn_priorities=%s"
                       % (lossless, dcqcn))
@@ -296,6 +297,25 @@ def config_errors(settings):
         errors.append("roce_qos_buffer_size is set but roce_qos_prio2buffer is not: the PFC priorities' buffers "
                       "cannot be checked; set both")
     return [roce_qos_names(e.replace("roce_qos (mlnx_qos).", "roce_qos (mlnx_qos) ")) for e in errors]
+
+
+def _pfc_by_interface_errors(by_interface, lossless):
+    """roce_qos_pfc_priorities_by_interface: interface name -> its PFC priorities, each list
+    with the lossless priority."""
+    if not by_interface:
+        return []
+    if not isinstance(by_interface, dict):
+        return ["roce_qos_pfc_priorities_by_interface=%r: expected a dict of interface: priorities" % (by_interface,)]
+    errors = []
+    for name, priorities in sorted(by_interface.items(), key=lambda item: str(item[0])):
+        variable = "roce_qos_pfc_priorities_by_interface.%s" % (name,)
+        if _check(errors, check_name, "roce_qos_pfc_priorities_by_interface key", name) is None:
+            continue
+        pfc = _check(errors, V.priority_list, variable, priorities)
+        if pfc is not None and lossless is not None and lossless not in pfc:
+            errors.append("roce_qos_lossless_priority=%d has no PFC on %s: add it to %s=%s"
+                          % (lossless, name, variable, pfc))
+    return errors
 
 
 def _dcqcn_param_errors(settings):
@@ -391,12 +411,23 @@ def roce_qos_config(facts, settings):
     if errors:
         raise PlanError("roce_qos: " + "; ".join(errors))
     ports = roce_ports(facts, settings.get("interfaces"))
-    mlnx, dcqcn, lldp = mlnx_qos_config(settings), dcqcn_config(settings), lldp_config(settings)
+    by_interface = settings.get("pfc_priorities_by_interface") or {}
+    unknown = sorted(set(by_interface) - set(p["netdev"] for p in ports))
+    if unknown:
+        raise PlanError("roce_qos_pfc_priorities_by_interface: %s %s not a RoCE port the role sets on this node; "
+                        "its RoCE ports: %s" % (", ".join(unknown), "is" if len(unknown) == 1 else "are",
+                                                ", ".join(p["netdev"] for p in ports) or "none"))
+
+    def port_settings(port):      # the port's own PFC priorities, where it has them
+        if port["netdev"] in by_interface:
+            return dict(settings, pfc_priorities=by_interface[port["netdev"]])
+        return settings
+    dcqcn = dcqcn_config(settings)
     result = {
         "ports": ports,
-        "mlnx_qos": [dict(mlnx, interface=p["netdev"]) for p in ports],
+        "mlnx_qos": [dict(mlnx_qos_config(port_settings(p)), interface=p["netdev"]) for p in ports],
         "dcqcn": [dict(dcqcn, interface=p["netdev"], rdma_device=p["device"], port=p["port"]) for p in ports],
-        "lldp": [dict(lldp, interface=p["netdev"]) for p in ports],
+        "lldp": [dict(lldp_config(port_settings(p)), interface=p["netdev"]) for p in ports],
     }
     result["state_file"] = rendered_state(ports, result["mlnx_qos"], result["dcqcn"], facts.get("sysfs_root") or "/sys")
     return result

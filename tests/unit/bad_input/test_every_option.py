@@ -363,6 +363,8 @@ ROLE_CASES = {
         ("roce_qos_dscp2prio_extra.priority", {"roce_qos_dscp2prio_extra": [{"dscp": 10, "priority": 9}]},
          ["roce_qos_dscp2prio_extra[0].priority=9"]),
         ("roce_qos_prio_tc", {"roce_qos_prio_tc": [9] * 8}, ["roce_qos_prio_tc[0]=9"]),
+        ("roce_qos_pfc_priorities_by_interface", {"roce_qos_pfc_priorities_by_interface": {"eth0": [3, 9]}},
+         ["roce_qos_pfc_priorities_by_interface.eth0[1]=9"]),
         ("roce_qos_tsa", {"roce_qos_tsa": ["ets"] * 7}, ["roce_qos_tsa=", "got 7"]),
         ("roce_qos_tcbw", {"roce_qos_tcbw": [10] * 8}, ["roce_qos_tcbw[1]=10"]),
         ("roce_qos_buffer_size", {"roce_qos_buffer_size": [-1] * 8, "roce_qos_prio2buffer": [0] * 8},

@@ -140,3 +140,28 @@ def test_the_plan_is_the_module_calls_in_the_roles_order():
 def test_a_wrong_input_is_named(call):
     with pytest.raises(AnsibleFilterError, match="area_"):
         call()
+
+
+def test_pfc_priorities_per_interface_set_that_port_only():
+    spec = settings(pfc_priorities_by_interface={"eth3": [3, 4]}, lldp=True)
+    planned = plan(FACTS, spec)
+    assert [c["pfc"] for c in planned["mlnx_qos"]] == [[3], [3, 4]]
+    assert [c["pfc"]["enabled"] for c in planned["lldp"]] == [[3], [3, 4]]
+    assert "eth3 mlnx_qos -i eth3 --pfc 0,0,0,1,1,0,0,0" in planned["state_file"]
+    assert "eth2 mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0" in planned["state_file"]
+
+
+@pytest.mark.parametrize("by_interface, words", [
+    ({"eth3": [4]}, "roce_qos_lossless_priority=3 has no PFC on eth3: add it to roce_qos_pfc_priorities_by_interface.eth3=[4]"),
+    ({"eth3": [9]}, "roce_qos_pfc_priorities_by_interface.eth3[0]=9"),
+    ({"eth/3": [3]}, "roce_qos_pfc_priorities_by_interface key='eth/3'"),
+    ("eth3", "roce_qos_pfc_priorities_by_interface='eth3': expected a dict"),
+])
+def test_pfc_priorities_per_interface_errors_name_the_variable(by_interface, words):
+    found = errors(settings(pfc_priorities_by_interface=by_interface))
+    assert any(words in e for e in found), found
+
+
+def test_pfc_priorities_of_an_interface_the_node_lacks_is_named():
+    with pytest.raises(AnsibleFilterError, match="roce_qos_pfc_priorities_by_interface: eth9 is not a RoCE port"):
+        plan(FACTS, settings(pfc_priorities_by_interface={"eth9": [3]}))
