@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+import ast
 import os
 import re
 
@@ -104,22 +105,70 @@ def health_gate_config_errors(config):
         "expected_devices", "expected_gpus", "min_rate_gbps", "ignore_devices", "counter_limits")))
 
 
+_PACKAGE = "ansible_collections.rdma.fabric.plugins.module_utils"
+
+
+def _imported(root, rel):
+    """The module_utils files (paths relative to ``root``) that the file ``rel`` imports."""
+    with open(os.path.join(root, rel)) as handle:
+        tree = ast.parse(handle.read(), rel)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (node.module + ".").startswith(_PACKAGE + "."):
+            base = node.module[len(_PACKAGE):].lstrip(".").replace(".", "/")
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            base, names = "", [a.name[len(_PACKAGE) + 1:].replace(".", "/") for a in node.names
+                               if a.name.startswith(_PACKAGE + ".")]
+        else:
+            continue
+        for name in names:
+            for candidate in (base + ".py", "%s/%s.py" % (base, name) if base else name + ".py"):
+                if candidate != ".py" and os.path.isfile(os.path.join(root, candidate)):
+                    found.append(candidate)
+    return found
+
+
+def module_utils_closure(entry):
+    """``entry`` (a module_utils file) and every module_utils file it imports, transitively,
+    with the ``__init__.py`` of each subpackage: what the node needs to run it, and no more."""
+    root = os.path.dirname(os.path.abspath(entry))
+    seen, todo = set(), [os.path.basename(entry)]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        todo.extend(_imported(root, rel))
+    for rel in list(seen):
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            seen.add("/".join(parts[:depth]) + "/__init__.py")
+    return [os.path.join(root, rel) for rel in sorted(seen)], root
+
+
 def health_node_files(paths, dest_dir):
-    """node_files entries deploying the collection's module_utils files (controller paths)
-    under ``dest_dir`` as the ansible_collections.rdma.fabric package layout."""
+    """node_files entries deploying module_utils files (controller paths) under ``dest_dir`` as
+    the ansible_collections.rdma.fabric package layout: each file of ``paths`` and every
+    module_utils file it imports, transitively (the node timer gets only what it runs)."""
     if not isinstance(paths, list) or not paths:
         raise AnsibleFilterError("health_node_files: expected the list of module_utils files, got %r" % (paths,))
-    out = []
+    out, done = [], set()
     for path in paths:
-        name = os.path.basename(str(path))
-        if not name.endswith(".py"):
+        if not str(path).endswith(".py"):
             raise AnsibleFilterError("health_node_files: %r is not a Python file" % (path,))
         try:
-            with open(path) as handle:
-                content = handle.read()
-        except (IOError, OSError) as exc:
+            files, root = module_utils_closure(str(path))
+            for name in files:
+                rel = os.path.relpath(name, root)
+                if rel in done:
+                    continue
+                done.add(rel)
+                with open(name) as handle:
+                    content = handle.read()
+                out.append({"path": os.path.join(dest_dir, NODE_PACKAGE, rel), "content": content, "mode": "0644"})
+        except (IOError, OSError, SyntaxError) as exc:
             raise AnsibleFilterError("health_node_files: %s: %s" % (path, exc))
-        out.append({"path": os.path.join(dest_dir, NODE_PACKAGE, name), "content": content, "mode": "0644"})
     return out
 
 
