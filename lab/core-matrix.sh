@@ -71,7 +71,7 @@ run_sanity() {
   # files outside the work tree, HOME under .cache, lab/get_pip_offline.py for get-pip.py.
   local dest="${TMPDIR:-/tmp}/rdma-fabric-sanity-$CORE_LOWEST/ansible_collections/rdma/fabric"
   rm -rf "$dest" && mkdir -p "$dest"
-  git ls-files --cached --others --exclude-standard -z | rsync -a --from0 --files-from=- ./ "$dest/"
+  git ls-files --cached --others --exclude-standard -z | rsync -a --from0 --ignore-missing-args --files-from=- ./ "$dest/"
   local home="$top/.cache/sanity-home-$CORE_LOWEST" v
   mkdir -p "$home/.ansible/test/cache"
   for v in $(grep -o "pip='[0-9.]*'" "$venv"/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | tr -dc '0-9.\n'); do
