@@ -18,9 +18,9 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
 
-AREAS = {"roce_qos": roce_qos}
+AREAS = {"roce_qos": roce_qos, "gpudirect": gpudirect}
 
 
 def _area(name, area):

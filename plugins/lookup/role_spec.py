@@ -24,8 +24,7 @@ description:
     values are templates are templated here.
   - Files are rendered with P(rdma.fabric.role_template#lookup).
   - "The names are V(roce_qos_settings), V(roce_qos_files), V(roce_qos_units), V(roce_qos_drift_spec),
-    V(nccl_env_config), V(nccl_env_drift_spec), V(gpudirect_config), V(gpudirect_acs_files),
-    V(gpudirect_slot_plan) and V(gpudirect_drift_spec)."
+    V(nccl_env) (the nccl_env area object's spec) and V(gpudirect) (the gpudirect area object's spec)."
 options:
   _terms:
     description: The names, each one of those listed above.

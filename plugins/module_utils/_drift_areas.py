@@ -6,7 +6,7 @@ this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the
 the role's settings and the files rendered from its templates, with slots such as
 ``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
 reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
-``areas/roce_qos.py``, ``_nccl_env_plan``, ``_gpudirect_plan``, ``_opensm_plan``), fills the
+``areas/roce_qos.py``, ``_nccl_env_plan``, ``areas/gpudirect.py``, ``_opensm_plan``), fills the
 slots, checks and judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
@@ -24,7 +24,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
 
 
 def record(host, area, obj, setting, expected, actual):
@@ -47,57 +47,15 @@ def roce_qos_requests(inputs, host):
     return [dict(request, area="roce_qos") for request in inputs["plan"]["requests"]]
 
 
-def _word_name(word):
-    return word.split("=", 1)[0]
-
-
-def _judge_cmdline(host, result):
-    """Kernel arguments: each one that differs in the boot configuration; when the boot
-    configuration is right, each one the running kernel lacks (set, not yet booted)."""
-    records = []
-    before = (result.get("before") or {}).get("arguments") or []
-    after = (result.get("after") or {}).get("arguments") or []
-    for word in sorted(set(after) - set(before)):
-        actual = next((b for b in before if _word_name(b) == _word_name(word)), None)
-        records.append(record(host, "gpudirect", "boot configuration", _word_name(word), word, actual))
-    for word in sorted(set(before) - set(after)):
-        if not any(_word_name(a) == _word_name(word) for a in after):
-            records.append(record(host, "gpudirect", "boot configuration", _word_name(word), None, word))
-    if (result.get("before") or {}).get("boot_loader_update_pending"):
-        # the files hold the arguments, the boot loader was not regenerated since (a run killed
-        # in between): a reboot alone would not boot them; the next converge runs the update
-        records.append(record(host, "gpudirect", "boot configuration", "boot loader update", "done", "pending"))
-    if not records:
-        for item in result.get("running") or []:
-            name = item.get("name") if isinstance(item, dict) else str(item)
-            value = item.get("value") if isinstance(item, dict) else None
-            records.append(record(host, "gpudirect", "/proc/cmdline", name,
-                                  name if value is None else "%s=%s" % (name, value), "pending reboot"))
-    return records
-
-
 def gpudirect_requests(inputs, host):
-    """Kernel arguments in the boot configuration, and set but not yet booted; runtime ACS
-    redirect on the GPU-NIC paths and nvidia_peermem loaded (judged from the gdr_readiness
-    read); the ACS boot unit and its files (node_files)."""
+    """The gpudirect area's plan (areas/gpudirect.py ``plan``): what the read itself shows
+    (runtime ACS redirect on the GPU-NIC paths, the peer-memory module not loaded), then its
+    module calls (the kernel arguments, the ACS boot unit and files), the calls the role makes."""
+    if inputs.get("errors"):
+        return [{"records": _config_records(host, "gpudirect", inputs["errors"])}]
     plan = inputs["plan"]
-    errors = list(inputs.get("errors") or []) + list(plan.get("errors") or [])
-    if errors:
-        return [{"records": _config_records(host, "gpudirect", errors)}]
-    judged = [record(host, "gpudirect", bridge, "acs_redirect", "off", "on")
-              for bridge in (inputs.get("redirect_enabled") or []) if plan["acs_paths"]]
-    if plan["modprobe"]:
-        judged.append(record(host, "gpudirect", plan["modprobe"], "loaded", True, False))
-    requests = [{"records": judged}]
-    if plan["kernel_arguments"]:
-        config = dict(inputs.get("kernel_cmdline") or {}, arguments=plan["kernel_arguments"])
-        requests.append({"area": "gpudirect", "resource": "kernel_cmdline", "name": "kernel arguments",
-                         "config": config, "judge": _judge_cmdline})
-    files = list(inputs.get("files") or [])
-    if files or plan["units"]:
-        requests.append({"area": "gpudirect", "resource": "node_files", "name": "ACS boot unit",
-                         "config": {"files": files, "units": plan["units"]}})
-    return requests
+    return [{"records": gpudirect.records(host, [("plan", plan)])}] + \
+        [dict(request, area="gpudirect") for request in plan["requests"]]
 
 
 def nccl_env_requests(inputs, host):
@@ -267,8 +225,8 @@ def readers(specs):
     if "roce_qos" in specs or "nccl_env" in specs:
         wanted["rdma_facts"] = {"gather_subset": ["devices", "gids", "gpus"] if "nccl_env" in specs else ["devices"]}
     if "gpudirect" in specs or "nccl_env" in specs:
-        config = (specs.get("gpudirect") or {}).get("config") or {}
-        wanted["gdr_readiness"] = {"gdr_level": config.get("gpudirect_gdr_level") or "PXB"}
+        settings = (specs.get("gpudirect") or {}).get("settings") or {}
+        wanted["gdr_readiness"] = {"gdr_level": settings.get("gdr_level") or "PXB"}
     if "opensm" in specs:
         spec = specs["opensm"] or {}
         wanted["opensm"] = {"ibstat": not spec.get("guid")}
@@ -301,19 +259,8 @@ def plan_inputs(area, spec, facts, host):
                 _nccl_env_plan.node(facts["rdma"], spec["config"], host, facts.get("gdr"))
             return dict(spec, area=area, errors=errors, node=node)
         if area == "gpudirect":
-            from ansible_collections.rdma.fabric.plugins.module_utils import _gpudirect_plan
-            config = spec["config"]
-            errors = _gpudirect_plan.config_errors(config)
-            if errors:
-                return dict(spec, area=area, errors=errors, plan={"errors": []}, files=[])
-            gdr = facts["gdr"]
-            plan = _gpudirect_plan.plan(gdr, config)
-            acs_files = [dict(f, content=fill_slots(f["content"], spec.get("slots"), plan))
-                         for f in spec.get("acs_files") or []]
-            files = (acs_files if plan["acs_install"] else []) + \
-                (plan["files"] if _gpudirect_plan._is_true(config.get("gpudirect_peer_memory")) else [])
-            return dict(spec, area=area, errors=[], plan=plan, files=files,
-                        redirect_enabled=(gdr.get("acs") or {}).get("targets_redirect_enabled") or [])
+            errors = gpudirect.config_errors(spec["settings"])
+            return dict(spec, area=area, errors=errors, plan=None if errors else gpudirect.plan(facts["gdr"], spec))
         if area == "opensm":
             return opensm_inputs(spec, facts)
     except PlanError as exc:
@@ -383,8 +330,9 @@ def judge(host, requests, entries):
         if request.get("judge") is not None:
             records.extend(request["judge"](host, entry["result"]))
             continue
-        if entry["area"] == "roce_qos":
-            records.extend(roce_qos.records(host, [(entry["resource"], entry["result"])]))
+        if entry["area"] in ("roce_qos", "gpudirect"):
+            area_object = gpudirect if entry["area"] == "gpudirect" else roce_qos
+            records.extend(area_object.records(host, [(entry["resource"], entry["result"])]))
             continue
         records.extend(drift_records(host, entry["area"], module_objects(entry["result"])))
     return records

@@ -2,10 +2,10 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' specs, built in Python from the roles' variables on the controller. An area
-object (module_utils/areas/: roce_qos) has its variables read from its role's argument spec,
+object (module_utils/areas/: roce_qos, gpudirect) has its variables read from its role's argument spec,
 checked as the role's argument validation checks them, and turned into its spec by the area
 (``__roce_qos_spec``). The areas not yet moved there have their variable lists here
-(``__nccl_env_config``, ``__gpudirect_config``, ...). Each role var is one
+(``__nccl_env_config``, ...). Each role var is one
 ``lookup('rdma.fabric.role_spec', NAME)`` (plugins/lookup/role_spec.py), so the role's tasks
 and the drift check read the same dicts.
 
@@ -33,6 +33,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
@@ -44,7 +45,7 @@ except ImportError:   # pragma: no cover - older ansible-core
         return _boolean(value, strict=False)
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
-AREA_OBJECTS = {"roce_qos": _roce_qos}
+AREA_OBJECTS = {"roce_qos": _roce_qos, "gpudirect": _gpudirect}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 
@@ -58,25 +59,6 @@ NCCL_ENV_CONFIG = (
     "nccl_env_dmabuf_enable", "nccl_env_extra", "nccl_env_allow_unknown", "nccl_env_verify",
     "nccl_env_fleet_check", "nccl_env_fleet_groups", "nccl_env_fleet_per_node",
 )
-
-# gpudirect: the role variables, as the gpudirect_config_errors and gpudirect_plan filters read them
-GPUDIRECT_CONFIG = (
-    "gpudirect_kernel_arguments", "gpudirect_acs_kernel_param", "gpudirect_kernel_backend",
-    "gpudirect_grub_update_command", "gpudirect_acs_runtime", "gpudirect_acs_script_path",
-    "gpudirect_unit_dir", "gpudirect_acs_unit_after", "gpudirect_peer_memory", "gpudirect_peer_memory_module",
-    "gpudirect_modules_load_dir", "gpudirect_gdr_level", "gpudirect_reboot", "gpudirect_reboot_timeout",
-    "gpudirect_health_retries", "gpudirect_health_delay",
-)
-# The boot-time ACS script and unit: path (a variable, or a variable and a file name), template, mode.
-GPUDIRECT_ACS_FILES = (
-    (("gpudirect_acs_script_path", None), "gpudirect/rdma-fabric-acs.sh.j2", "0755"),
-    (("gpudirect_unit_dir", "rdma-fabric-acs.service"), "gpudirect/rdma-fabric-acs.service.j2", "0644"),
-)
-# The drift check renders the ACS files with this plan as __gpudirect_plan: the node puts its
-# own plan's value where each slot stands (module_utils/_state_check.py).
-GPUDIRECT_SLOT_PLAN = {"acs_mask": "@RDMA_FABRIC_ACS_MASK@", "acs_bridges": ["@RDMA_FABRIC_ACS_BRIDGES@"]}
-GPUDIRECT_SLOTS = {"@RDMA_FABRIC_ACS_MASK@": "acs_mask", "@RDMA_FABRIC_ACS_BRIDGES@": "acs_bridges"}
-
 
 def getter(templar, variables):
     """``get(name[, default])`` over a host's variables (a task's, or a lookup's): the value
@@ -204,54 +186,12 @@ def nccl_env_drift_spec(get, render):
     }
 
 
-def gpudirect_config(get):
-    """The gpudirect role's variables (``__gpudirect_config``)."""
-    return dict((name, get(name)) for name in GPUDIRECT_CONFIG)
-
-
-def gpudirect_acs_files(get, render, plan=None):
-    """The boot-time ACS script and unit (``__gpudirect_acs_files``), rendered with the role's
-    ``__gpudirect_plan``, or with ``plan`` in its place."""
-    extra = {"__gpudirect_plan": plan} if plan is not None else None
-    files = []
-    for (variable, name), term, mode in GPUDIRECT_ACS_FILES:
-        path = get(variable) if name is None else "%s/%s" % (get(variable), name)
-        files.append({"path": path, "content": render(term, extra), "mode": mode})
-    return files
-
-
-def gpudirect_drift_spec(get, render):
-    """What the drift check sends the node for gpudirect (``__gpudirect_drift_spec``): the
-    variables, the kernel_cmdline options and the ACS files rendered with slots, no facts;
-    state_check plans from its own read with the role's planner and fills the slots."""
-    update_command = get("gpudirect_grub_update_command")
-    return {
-        "config": gpudirect_config(get),
-        "kernel_cmdline": {
-            "backend": get("gpudirect_kernel_backend"),
-            "grub_file": get("gpudirect_grub_file"),
-            "proc_cmdline": get("gpudirect_proc_cmdline"),
-            "update_command": update_command if update_command else None,
-        },
-        "acs_files": gpudirect_acs_files(get, render, gpudirect_slot_plan()),
-        "slots": dict(GPUDIRECT_SLOTS),
-    }
-
-
-def gpudirect_slot_plan():
-    """The plan whose values are the drift check's slots (``__gpudirect_slot_plan``)."""
-    return dict(GPUDIRECT_SLOT_PLAN, acs_bridges=list(GPUDIRECT_SLOT_PLAN["acs_bridges"]))
-
-
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
 SPECS = {
     "roce_qos": lambda get, render: area_spec("roce_qos", get, render),
     "nccl_env_config": lambda get, render: nccl_env_config(get),
     "nccl_env_drift_spec": nccl_env_drift_spec,
-    "gpudirect_config": lambda get, render: gpudirect_config(get),
-    "gpudirect_acs_files": gpudirect_acs_files,
-    "gpudirect_slot_plan": lambda get, render: gpudirect_slot_plan(),
-    "gpudirect_drift_spec": gpudirect_drift_spec,
+    "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
 }
 
 
