@@ -21,7 +21,7 @@ LABEL=rdma-fabric-scale
 STATE="$top/.cache/scale"
 # Every node's cgroup under one parent: the bench reads the simulation's CPU and memory there.
 CGROUP_PARENT=/rdma_fabric_scale
-# Per-node limits (measured: docs in README "Scale lab"); 200 nodes x 96 MiB = 18.75 GiB at most.
+# Per-node limits (measured: docs/scale.md and README "Fleet scale"); 200 nodes x 96 MiB = 18.75 GiB at most.
 NODE_MEMORY=${SCALE_NODE_MEMORY:-96m}
 NODE_PIDS=${SCALE_NODE_PIDS:-64}
 # How long `up` waits for each node's sysfs daemon to serve (s; nodes start 4 at a time).

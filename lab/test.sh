@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test of rdma.fabric, stage by stage, with timings:
-#   lab/test.sh all              deps, venv, image, unit, sanity, lint, docs, ee, molecule (all scenarios)
+#   lab/test.sh all              deps, venv, image, unit, build, galaxy, sanity, lint, docs, ee, molecule (all scenarios)
 #   lab/test.sh unit|sanity|lint|build
 #   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
