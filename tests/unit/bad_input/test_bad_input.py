@@ -18,9 +18,9 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.filter.gpudirect import config_errors as gpudirect_config_errors
 from ansible_collections.rdma.fabric.plugins.filter.nccl_env import config_errors as nccl_env_config_errors
 from ansible_collections.rdma.fabric.plugins.filter.opensm import extra_option_errors, ha_errors, partition_errors
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import config_errors as roce_qos_config_errors
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, gdr_readiness, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs, rdma_facts, sm_info,
@@ -396,10 +396,11 @@ FILTER_CASES = [
      ["nccl_env_ib_sl", "16"]),
     ("nccl-gid-sel", lambda: nccl_env_config_errors(_role_defaults("nccl_env", nccl_env_gid_selection="bogus")),
      ["nccl_env_gid_selection", "bogus"]),
-    ("gd-arg-newline", lambda: gpudirect_config_errors(_role_defaults(
-        "gpudirect", gpudirect_kernel_arguments=[{"name": "iommu\n", "value": "pt"}])),
+    ("gd-arg-newline", lambda: _gpudirect.config_errors(_gpudirect.settings(_role_defaults(
+        "gpudirect", gpudirect_kernel_arguments=[{"name": "iommu\n", "value": "pt"}]))),
      ["gpudirect_kernel_arguments[0].name", "iommu\\n"]),
-    ("gd-args-type", lambda: gpudirect_config_errors(_role_defaults("gpudirect", gpudirect_kernel_arguments="x")),
+    ("gd-args-type", lambda: _gpudirect.config_errors(_gpudirect.settings(_role_defaults(
+        "gpudirect", gpudirect_kernel_arguments="x"))),
      ["gpudirect_kernel_arguments", "'x'"]),
     ("osm-part-name", lambda: partition_errors([{"name": "bad name\n", "pkey": "0x7fff"}]),
      ["opensm_partitions[0].name", "bad name\\n"]),

@@ -74,16 +74,16 @@ def _acs_render(plan):
 
 
 def test_acs_script_rendered_with_slots_and_filled_on_the_node_is_the_roles_text():
-    slot_plan, slots = role_specs.gpudirect_slot_plan(), role_specs.GPUDIRECT_SLOTS
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
     real = {"acs_mask": "0034", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]}
-    filled = A.fill_slots(_acs_render(slot_plan), slots, real)
+    filled = gpudirect.fill_slots(_acs_render(gpudirect.SLOT_PLAN), real)
     assert filled == _acs_render(real)
     assert "0000:17:00.0 0000:18:02.0" in filled and "@RDMA_FABRIC" not in filled
 
 
 def test_every_plan_value_the_acs_templates_use_has_a_slot():
-    slots = role_specs.GPUDIRECT_SLOTS
-    slot_plan = role_specs.gpudirect_slot_plan()
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
+    slots, slot_plan = gpudirect.SLOTS, gpudirect.SLOT_PLAN
     used = set()
     for name in ("rdma-fabric-acs.sh.j2", "rdma-fabric-acs.service.j2"):
         with open("roles/gpudirect/templates/" + name) as handle:
@@ -96,7 +96,7 @@ def test_every_plan_value_the_acs_templates_use_has_a_slot():
 
 def test_readers_follow_the_areas():
     assert A.readers({"roce_qos": {}}) == {"rdma_facts": {"gather_subset": ["devices"]}}
-    wanted = A.readers({"nccl_env": {}, "gpudirect": {"config": {"gpudirect_gdr_level": "PIX"}}})
+    wanted = A.readers({"nccl_env": {}, "gpudirect": {"settings": {"gdr_level": "PIX"}}})
     assert wanted == {"rdma_facts": {"gather_subset": ["devices", "gids", "gpus"]},
                       "gdr_readiness": {"gdr_level": "PIX"}}
 

@@ -35,13 +35,10 @@ PLAY = """
         msg:
           specs: "{{ dict(names | zip(query('rdma.fabric.role_spec', *names))) }}"
           vars: {roce_qos: "{{ __roce_qos_spec }}",
-                 gpudirect: "{{ __gpudirect_drift_spec }}", nccl: "{{ __nccl_env_config }}"}
+                 gpudirect: "{{ __gpudirect_spec }}", nccl: "{{ __nccl_env_config }}"}
           apply_sh: "{{ lookup('rdma.fabric.role_template', 'roce_qos/rdma-fabric-roce-qos-apply.sh.j2') }}"
-          acs_files: "{{ __gpudirect_acs_files }}"
       vars:
         names: %s
-        # what the role's preflight sets before it installs the ACS files
-        __gpudirect_plan: {acs_mask: "0034", acs_bridges: ["0000:17:00.0", "0000:18:02.0"]}
 """ % json.dumps(NAMES)
 
 # inventory values the way operators write them: a template, a yes/no string, an override
@@ -81,10 +78,9 @@ def run(tmp_path_factory):
 
 def test_every_name_builds_in_a_run(run):
     assert sorted(run["specs"]) == NAMES
-    assert run["acs_files"] == run["specs"]["gpudirect_acs_files"]
     # the role vars are those lookups
     assert run["vars"] == {"roce_qos": run["specs"]["roce_qos"],
-                           "gpudirect": run["specs"]["gpudirect_drift_spec"], "nccl": run["specs"]["nccl_env_config"]}
+                           "gpudirect": run["specs"]["gpudirect"], "nccl": run["specs"]["nccl_env_config"]}
 
 
 def test_roce_qos_settings_are_the_argument_spec_variables_templated_and_converted(run):
@@ -114,18 +110,20 @@ def test_the_specs_files_are_the_role_templates_text(run):
 
 
 def test_the_gpudirect_spec_renders_its_acs_files_with_slots(run):
-    spec = run["specs"]["gpudirect_drift_spec"]
-    assert [f["path"] for f in spec["acs_files"]] == ["/opt/rdma/acs.sh", _defaults("gpudirect")["gpudirect_unit_dir"] + "/rdma-fabric-acs.service"]
-    script = spec["acs_files"][0]["content"]
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
+    spec = run["specs"]["gpudirect"]
+    assert [f["path"] for f in spec["files"]] == ["/opt/rdma/acs.sh", _defaults("gpudirect")["gpudirect_unit_dir"] + "/rdma-fabric-acs.service"]
+    script = spec["files"][0]["content"]
     assert "MASK=@RDMA_FABRIC_ACS_MASK@" in script and 'BRIDGES="@RDMA_FABRIC_ACS_BRIDGES@"' in script
-    # the role's own files: its plan
-    assert [f["path"] for f in run["acs_files"]] == [f["path"] for f in spec["acs_files"]]
-    assert "MASK=0034" in run["acs_files"][0]["content"] and "0000:17:00.0 0000:18:02.0" in run["acs_files"][0]["content"]
-    assert spec["slots"] == S.GPUDIRECT_SLOTS and run["specs"]["gpudirect_slot_plan"] == S.gpudirect_slot_plan()
-    assert sorted(spec["config"]) == sorted(S.GPUDIRECT_CONFIG)
-    assert spec["config"]["gpudirect_acs_script_path"] == "/opt/rdma/acs.sh"
-    backend = _defaults("gpudirect")["gpudirect_kernel_backend"]
-    assert spec["kernel_cmdline"]["backend"] == backend and spec["kernel_cmdline"]["proc_cmdline"] == "/proc/cmdline"
+    assert "ExecStart=/opt/rdma/acs.sh" in spec["files"][1]["content"]
+    # every variable of the argument spec, templated and converted
+    expected = dict((name[len("gpudirect_"):], value) for name, value in _defaults("gpudirect").items())
+    expected.update(acs_script_path="/opt/rdma/acs.sh")
+    assert spec["settings"] == expected
+    assert sorted(S.role_options("gpudirect")) == sorted(_defaults("gpudirect"))
+    # the node fills the slots from its plan
+    filled = gpudirect.fill_slots(script, {"acs_mask": "002c", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]})
+    assert "MASK=002c" in filled and 'BRIDGES="0000:17:00.0 0000:18:02.0"' in filled
 
 
 def test_the_nccl_env_spec_has_the_paths_and_every_variable(run):
@@ -161,7 +159,7 @@ def test_get_templates_values_and_takes_a_default():
 
 @pytest.mark.parametrize("name", ["roce_qos_settings", "ROCE_QOS", "", ["roce_qos"]])
 def test_an_unknown_name_is_an_error_naming_it(name):
-    with pytest.raises(AnsibleError, match=re.escape("%r is not one of gpudirect_acs_files, " % (name,))):
+    with pytest.raises(AnsibleError, match=re.escape("%r is not one of %s" % (name, ", ".join(sorted(S.SPECS))))):
         S.build(name, None, None)
 
 
@@ -170,7 +168,8 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
     for path in glob.glob(os.path.join(REPO, "roles", "*", "vars", "main.yml")):
         with open(path) as handle:
             text = handle.read()
-        for name in ("roce_qos_trust", "roce_qos_lldp", "roce_qos_tcbw") + S.NCCL_ENV_CONFIG[:3] + S.GPUDIRECT_CONFIG[:3]:
+        for name in ("roce_qos_trust", "roce_qos_lldp", "roce_qos_tcbw") + S.NCCL_ENV_CONFIG[:3] + (
+                "gpudirect_kernel_arguments", "gpudirect_acs_kernel_param", "gpudirect_kernel_backend"):
             assert "'%s':" % name not in text and "'%s':" % name.replace("roce_qos_", "") not in text, (path, name)
 
 
