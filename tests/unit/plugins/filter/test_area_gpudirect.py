@@ -309,3 +309,25 @@ def test_records_of_the_plan_and_the_files_skip_skipped_and_other_results():
                                                 for b in facts()["acs"]["targets_redirect_enabled"]]
     assert records[len(planned["judged"]):] == [
         _record("", "files./etc/modules-load.d/nvidia-peermem.conf.state", "present", "absent")]
+
+
+# ------------------------------------------------------------------ the drift check plans the same on the node
+
+def test_the_drift_check_plans_on_the_node_what_the_role_plans():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    the_spec = spec()
+    inputs = A.plan_inputs("gpudirect", the_spec, {"gdr": facts()}, "h")
+    assert inputs["errors"] == [] and inputs["plan"] == F["area_plan"](facts(), "gpudirect", the_spec)
+    assert A.readers({"gpudirect": the_spec}) == {"gdr_readiness": {"gdr_level": "PXB"}}
+    requests, records = A.requests_of([inputs], "h")
+    assert records == G.records("h", [("plan", inputs["plan"])]) and records
+    assert [dict((k, v) for k, v in r.items() if k != "area") for r in requests] == inputs["plan"]["requests"]
+    assert all(r["area"] == "gpudirect" for r in requests)
+
+
+def test_bad_settings_on_the_node_are_config_records_naming_the_variable():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    inputs = A.plan_inputs("gpudirect", spec(gpudirect_unit_dir="etc/systemd"), {"gdr": facts()}, "h")
+    requests, records = A.requests_of([inputs], "h")
+    assert requests == [] and [(r["setting"], r["expected"]) for r in records] == [("config", "valid")]
+    assert "gpudirect_unit_dir must be an absolute path" in records[0]["actual"]
