@@ -308,12 +308,13 @@ def gather_facts(module, wanted):
         except Exception as exc:
             errors["gdr_readiness"] = "%s: %s" % (type(exc).__name__, getattr(exc, "msg", None) or exc)
     if "opensm" in wanted:
-        from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat, _opensm_plan
+        from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+        from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
         from ansible_collections.rdma.fabric.plugins.module_utils._common import run_tool
         try:
             # the OS family's marker files (stat only) and, to discover the port, ibstat
             markers = dict((path, {"state": "present" if os.path.exists(path) else "absent"})
-                           for path, _family in _opensm_plan.FAMILY_MARKERS)
+                           for path, _family in _opensm.FAMILY_MARKERS)
             facts["opensm"] = {"markers": {"files": markers}}
             if (wanted["opensm"] or {}).get("ibstat"):
                 facts["opensm"]["ports"] = _ibstat.port_list(run_tool(module, ["ibstat"])[1])
