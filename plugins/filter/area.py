@@ -18,9 +18,10 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
 
-AREAS = {"roce_qos": roce_qos, "gpudirect": gpudirect}
+AREAS = {"roce_qos": roce_qos, "gpudirect": gpudirect, "opensm": opensm}
 
 
 def _area(name, area):

@@ -6,7 +6,7 @@ this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the
 the role's settings and the files rendered from its templates, with slots such as
 ``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
 reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
-``areas/roce_qos.py``, ``_nccl_env_plan``, ``areas/gpudirect.py``, ``_opensm_plan``), fills the
+``areas/roce_qos.py``, ``_nccl_env_plan``, ``areas/gpudirect.py``, ``areas/opensm.py``), fills the
 slots, checks and judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
@@ -21,10 +21,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
-from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 
 def record(host, area, obj, setting, expected, actual):
@@ -93,122 +91,17 @@ def nccl_env_requests(inputs, host):
              "config": {"files": files, "units": []}, "judge": judge}]
 
 
-# opensm.conf's secrets are what the one list (_secrets) says: OpenSM's keys (these) and any
-# other *_key (a vendor's), never shown, not even a digit of them.
-SECRET_KEYS = _secrets.OPENSM_KEYS
-HIDDEN = "(hidden, differs)"
-_OPTION_LINE = re.compile(r"[ \t]*(?P<name>[^ \t]+)[ \t]*(?P<value>.*)\Z", re.S)
-_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_KEY_LIKE = re.compile(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]{8,}")
-
-
-def _opensm_options(text):
-    """opensm.conf as ``{name: value}``, read as OpenSM reads it (osm_subn_parse_conf_file):
-    ``#`` starts a comment anywhere on a line, the name is the first word (split on spaces and
-    tabs: ``sm_key<TAB>0x..`` is the name ``sm_key``), the value the rest without its blanks and
-    one pair of quotes around it (clean_val); the last line of a name wins."""
-    options = {}
-    for line in (text or "").splitlines():
-        found = _OPTION_LINE.match(line.split("#", 1)[0])
-        if not found:
-            continue
-        value = found.group("value").strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        options[found.group("name")] = value
-    return options
-
-
-def _hidden(key, value):
-    return _secrets.hide(key, value, HIDDEN)
-
-
-def _setting(key):
-    """The record's setting for a name of opensm.conf: the name; for a line that is no option
-    name (a key on a line of its own, ``sa_key=0x..``), the line with its secrets and every
-    value that could be a key hidden."""
-    if _OPTION_NAME.match(key):
-        return key
-    return _KEY_LIKE.sub("(hidden)", _secrets.redact_text(key, "(hidden)"))
-
-
-def _mask(records, secrets):
-    """``records`` with every known secret value hidden wherever it stands (a last guard: the
-    records of a broken file must not print a key either)."""
-    secrets = sorted((s for s in secrets if len(s) >= _secrets.MIN_SECRET_LENGTH), key=len, reverse=True)
-    if not secrets:
-        return records
-
-    def clean(value):
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, "(hidden)")
-        return value
-    return [dict((k, clean(v)) for k, v in r.items()) for r in records]
-
-
-def _conf_secrets(options, text):
-    """The secret values of an opensm.conf: those of its secret names and any secret its lines
-    (comments left out, as OpenSM leaves them) hold in another layout."""
-    lines = "\n".join(line.split("#", 1)[0] for line in (text or "").splitlines())
-    return set(v for k, v in options.items() if _secrets.is_secret(k)) | _secrets.secret_values(lines)
-
-
 def opensm_requests(inputs, host):
-    """The managed opensm.conf keys (secrets never printed), partitions, the drop-in and the
-    service; from the fabric's SMs read once: exactly one MASTER, this SM in the state its
-    role intends, at the intended priority."""
+    """The opensm area's plan (areas/opensm.py ``plan``): the fabric's SMs as read in the same call
+    (one master, this SM in its role's state at its priority), then its node_files call (the
+    files, opensm.conf key by key with its keys hidden, and the service), the call the role makes."""
     if inputs.get("errors"):
         return [{"records": _config_records(host, "opensm", inputs["errors"])}]
-    sm = inputs.get("sm")
-    guid, role, priority = inputs["guid"], inputs["role"], int(inputs["priority"])
-    judged = []
-    if sm is not None:
-        if sm.get("master_count") != 1:
-            judged.append(record(host, "opensm", "subnet", "masters", 1, sm.get("master_count")))
-        mine = [p for p in sm.get("sm_ports") or [] if p.get("guid") == guid]
-        if not mine:
-            judged.append(record(host, "opensm", guid, "state", role, "absent"))
-        for port in mine:
-            if port.get("state") != role:
-                judged.append(record(host, "opensm", guid, "state", role, port.get("state")))
-            if port.get("priority") is not None and int(port["priority"]) != priority:
-                judged.append(record(host, "opensm", guid, "priority", priority, port["priority"]))
-    config_file = inputs["config_file"]
-    wanted = dict((f["path"], f) for f in inputs["files"])
-
-    def judge(host, result):
-        records = []
-        before, after = result.get("before") or {}, result.get("after") or {}
-        for path in sorted(wanted):
-            have, want = (before.get("files") or {}).get(path) or {}, (after.get("files") or {}).get(path) or {}
-            if have.get("state") != "present":
-                records.append(record(host, "opensm", path, "state", "present", have.get("state")))
-                continue
-            if path == config_file:
-                expected = _opensm_options(wanted[path]["content"])
-                found = _opensm_options(have.get("content"))
-                conf = []
-                for key in sorted(set(expected) | set(found)):
-                    if expected.get(key) != found.get(key):
-                        conf.append(record(host, "opensm", path, _setting(key), _hidden(key, expected.get(key)),
-                                           _hidden(key, found.get(key))))
-                records.extend(_mask(conf, _conf_secrets(expected, wanted[path]["content"])
-                                     | _conf_secrets(found, have.get("content"))))
-            elif have.get("checksum") != want.get("checksum"):
-                records.append(record(host, "opensm", path, "content", want.get("checksum"), have.get("checksum")))
-            for key in ("mode", "owner", "group"):
-                if have.get(key) != want.get(key):
-                    records.append(record(host, "opensm", path, key, want.get(key), have.get(key)))
-        for name in sorted((after.get("units") or {})):
-            have, want = (before.get("units") or {}).get(name) or {}, after["units"][name]
-            for key in ("enabled", "active"):
-                if have.get(key) != want.get(key):
-                    records.append(record(host, "opensm", name, key, want.get(key), have.get(key)))
-        return records
-    return [{"records": judged},
-            {"area": "opensm", "resource": "node_files", "name": "OpenSM files", "options": {"content": True},
-             "config": {"files": inputs["files"], "units": inputs["units"]}, "judge": judge}]
+    plan = inputs["plan"]
+    if plan["ports_needed"]:
+        return [{"records": _config_records(host, "opensm", ["opensm: ibstat was not read: no port to bind to"])}]
+    judged = opensm.records(host, [("sm_info", {"sm": inputs.get("sm"), "expected": plan["sm_expected"]})])
+    return [{"records": judged}] + [dict(request, area="opensm") for request in plan["requests"]]
 
 
 AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
@@ -228,9 +121,9 @@ def readers(specs):
         settings = (specs.get("gpudirect") or {}).get("settings") or {}
         wanted["gdr_readiness"] = {"gdr_level": settings.get("gdr_level") or "PXB"}
     if "opensm" in specs:
-        spec = specs["opensm"] or {}
-        wanted["opensm"] = {"ibstat": not spec.get("guid")}
-        wanted["sm_info"] = {"environment": spec.get("query_environment") or {}}
+        settings = (specs["opensm"] or {}).get("settings") or {}
+        wanted["opensm"] = {"ibstat": not settings.get("guid")}
+        wanted["sm_info"] = {"environment": settings.get("query_environment") or {}}
     return wanted
 
 
@@ -262,43 +155,13 @@ def plan_inputs(area, spec, facts, host):
             errors = gpudirect.config_errors(spec["settings"])
             return dict(spec, area=area, errors=errors, plan=None if errors else gpudirect.plan(facts["gdr"], spec))
         if area == "opensm":
-            return opensm_inputs(spec, facts)
+            errors = opensm.config_errors(spec["settings"])
+            plan = None if errors else opensm.plan(dict(facts.get("opensm") or {}, sm=facts.get("sm")), spec)
+            errors = errors or plan["errors"]
+            return dict(area=area, errors=errors, plan=plan, sm=facts.get("sm"))
     except PlanError as exc:
         return {"area": area, "errors": [str(exc)], "plan": {"errors": []}, "node": {"errors": []}}
     raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))
-
-
-def opensm_inputs(spec, facts):
-    """OpenSM's inputs on an SM node: the OS family from its marker files, the port from
-    ``ibstat`` (unless the GUID is bound), the role's files with the slots filled, and the
-    fabric's SMs as read in the same call."""
-    from ansible_collections.rdma.fabric.plugins.module_utils import _opensm_plan
-    from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-    node = facts.get("opensm") or {}
-    choice = _opensm_plan.os_family(node.get("markers"), spec.get("facts_family") or None)
-    if "error" in choice:
-        raise PlanError(choice["error"])
-    family = spec["families"][choice["family"]]
-    guid = spec.get("guid")
-    if not guid:
-        port = _opensm_plan.select_port(node.get("ports") or [], "", spec.get("ca") or "", spec.get("ca_port"))
-        if "error" in port:
-            raise PlanError(port["error"])
-        guid = port["port"]["port_guid"]
-    values = {"guid": guid, "partitions_file": family["partitions_file"]}
-    slots = dict((slot, key) for key, slot in (spec.get("slots") or {}).items())
-
-    def fill(text):
-        return fill_slots(text, slots, values)
-    files = [{"path": family["config_file"], "content": fill(spec["config"]), "mode": "0600"},
-             {"path": family["partitions_file"], "content": fill(spec["partitions"]), "mode": "0644"},
-             {"path": family["dropin_file"], "content": fill(spec["dropins"][choice["family"]]), "mode": "0644"}]
-    if family.get("ports_file"):
-        files.append({"path": family["ports_file"], "content": fill(spec["ports"]), "mode": "0644"})
-    units = [{"name": family["service"], "enabled": bool(spec.get("service_enabled")),
-              "active": bool(spec.get("service_active"))}]
-    return {"area": "opensm", "files": files, "units": units, "config_file": family["config_file"],
-            "role": spec["role"], "guid": guid, "priority": spec["priority"], "sm": facts.get("sm")}
 
 
 def requests_of(inputs_list, host):
@@ -330,8 +193,8 @@ def judge(host, requests, entries):
         if request.get("judge") is not None:
             records.extend(request["judge"](host, entry["result"]))
             continue
-        if entry["area"] in ("roce_qos", "gpudirect"):
-            area_object = gpudirect if entry["area"] == "gpudirect" else roce_qos
+        if entry["area"] in ("roce_qos", "gpudirect", "opensm"):
+            area_object = {"roce_qos": roce_qos, "gpudirect": gpudirect, "opensm": opensm}[entry["area"]]
             records.extend(area_object.records(host, [(entry["resource"], entry["result"])]))
             continue
         records.extend(drift_records(host, entry["area"], module_objects(entry["result"])))

@@ -34,6 +34,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
@@ -45,7 +46,7 @@ except ImportError:   # pragma: no cover - older ansible-core
         return _boolean(value, strict=False)
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
-AREA_OBJECTS = {"roce_qos": _roce_qos, "gpudirect": _gpudirect}
+AREA_OBJECTS = {"roce_qos": _roce_qos, "gpudirect": _gpudirect, "opensm": _opensm}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 
@@ -192,6 +193,7 @@ SPECS = {
     "nccl_env_config": lambda get, render: nccl_env_config(get),
     "nccl_env_drift_spec": nccl_env_drift_spec,
     "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
+    "opensm": lambda get, render: area_spec("opensm", get, render),
 }
 
 
