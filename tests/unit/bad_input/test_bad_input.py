@@ -19,7 +19,7 @@ import os
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.filter.nccl_env import config_errors as nccl_env_config_errors
-from ansible_collections.rdma.fabric.plugins.filter.opensm import extra_option_errors, ha_errors, partition_errors
+from ansible_collections.rdma.fabric.plugins.module_utils.areas.opensm import extra_option_errors, ha_errors, partition_errors
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import config_errors as roce_qos_config_errors
 from ansible_collections.rdma.fabric.plugins.modules import (

@@ -8,10 +8,13 @@ CONF = "guid 0x0000000000100001\nsm_priority 14\nsm_key 0x00000000c0ffee01\n"
 
 
 def opensm_inputs(sm):
-    return {"area": "opensm", "files": [{"path": "/etc/opensm/opensm.conf", "content": CONF, "mode": "0600"}],
-            "units": [{"name": "opensm.service", "enabled": True, "active": True}],
-            "config_file": "/etc/opensm/opensm.conf", "role": "master", "guid": "0x0000000000100001",
-            "priority": 14, "sm": sm}
+    """plan_inputs' opensm inputs: the area's plan (areas/opensm.py) and the fabric's SMs."""
+    files = [{"path": "/etc/opensm/opensm.conf", "content": CONF, "mode": "0600"}]
+    units = [{"name": "opensm.service", "enabled": True, "active": True}]
+    plan = {"errors": [], "ports_needed": False, "sm_expected": {"guid": GUID, "role": "master", "priority": 14},
+            "requests": [{"resource": "node_files", "name": "OpenSM files", "options": {"content": True},
+                          "config": {"files": files, "units": units}}]}
+    return {"area": "opensm", "errors": [], "plan": plan, "sm": sm}
 
 
 def test_opensm_live_state_one_master_intended_state_and_priority():
@@ -20,9 +23,9 @@ def test_opensm_live_state_one_master_intended_state_and_priority():
         {"guid": "0x0000000000100003", "state": "master", "priority": 15}]}
     judged, request = A.opensm_requests(opensm_inputs(sm), "sm1")
     assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in judged["records"]] == [
-        ("subnet", "masters", 1, 2), ("0x0000000000100001", "state", "master", "standby"),
-        ("0x0000000000100001", "priority", 14, 13)]
+        ("subnet", "masters", 1, 2), (GUID, "state", "master", "standby"), (GUID, "priority", 14, 13)]
     assert request["resource"] == "node_files" and request["options"] == {"content": True}
+    assert request["area"] == "opensm"
 
 
 def test_opensm_conf_key_by_key_and_the_key_never_printed():
@@ -33,10 +36,11 @@ def test_opensm_conf_key_by_key_and_the_key_never_printed():
     result = {"before": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "content": edited, "mode": "0600",
                                                                "owner": "root", "group": "root"}},
                          "units": {"opensm.service": {"enabled": True, "active": False}}},
-              "after": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "mode": "0600", "owner": "root",
-                                                              "group": "root"}},
+              "after": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "content": CONF, "mode": "0600",
+                                                              "owner": "root", "group": "root"}},
                         "units": {"opensm.service": {"enabled": True, "active": True}}}}
-    records = request["judge"]("sm1", result)
+    entry = {"area": "opensm", "resource": "node_files", "name": "OpenSM files", "failed": False, "result": result}
+    records = A.judge("sm1", [request], [entry])
     assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in records] == [
         ("/etc/opensm/opensm.conf", "sm_key", "(hidden, differs)", "(hidden, differs)"),
         ("/etc/opensm/opensm.conf", "sm_priority", "14", "15"),

@@ -148,8 +148,6 @@ def test_the_action_makes_one_call_with_the_specs_and_keeps_the_nodes_records():
     assert result["drift_records"] == [record] and result["checked"] == ["roce_qos"]
 
 
-OPENSM_VARS = _yaml("roles/opensm/vars/main.yml")
-SLOTS = OPENSM_VARS["__opensm_slots"]
 IBSTAT_PORTS = [
     {"ca": "mlx5_0", "port": 1, "link_layer": "Ethernet", "physical_state": "LinkUp", "port_guid": "0x0000000000000009"},
     {"ca": "mlx5_1", "port": 1, "link_layer": "InfiniBand", "physical_state": "LinkUp",
@@ -157,14 +155,9 @@ IBSTAT_PORTS = [
 
 
 def opensm_spec(**override):
-    spec = {"families": OPENSM_VARS["__opensm_families"], "facts_family": "", "guid": "", "ca": "", "ca_port": None,
-            "role": "master", "priority": 14, "slots": SLOTS,
-            "config": "guid %s\npartition_config_file %s\nsm_key 0x1\n" % (SLOTS["guid"], SLOTS["partitions_file"]),
-            "partitions": "Default=0x7fff, ipoib : ALL=full ;\n", "ports": 'PORTS="%s"\n' % SLOTS["guid"],
-            "dropins": {"Debian": "[Service]\nExecStart=\n", "RedHat": "[Service]\n"},
-            "service_enabled": True, "service_active": True, "query_environment": {"SIM_HOST": "Hca2"}}
-    spec.update(override)
-    return spec
+    """The opensm area's spec (areas/opensm.py), the role's templates rendered with its slots."""
+    from ansible_collections.rdma.fabric.tests.unit.plugins.filter.test_area_opensm import spec
+    return spec(**dict({"query_environment": {"SIM_HOST": "Hca2"}}, **override))
 
 
 def markers(*present):
@@ -176,14 +169,16 @@ def test_opensm_planned_on_the_node_family_port_and_slots_filled():
     sm = {"master_count": 1, "sm_ports": [{"guid": "0x0000000000100001", "state": "master", "priority": 14}]}
     facts = {"opensm": {"markers": markers("/etc/debian_version"), "ports": IBSTAT_PORTS}, "sm": sm}
     inputs = A.plan_inputs("opensm", opensm_spec(), facts, "sm1")
-    assert inputs["guid"] == "0x0000000000100001" and inputs["config_file"] == "/etc/opensm/opensm.conf"
-    files = dict((f["path"], f) for f in inputs["files"])
-    assert files["/etc/opensm/opensm.conf"]["content"] == (
-        "guid 0x0000000000100001\npartition_config_file /etc/opensm/partitions.conf\nsm_key 0x1\n")
+    plan = inputs["plan"]
+    assert plan["guid"] == "0x0000000000100001" and plan["config_file"] == "/etc/opensm/opensm.conf"
+    files = dict((f["path"], f) for f in plan["files"])
+    conf = files["/etc/opensm/opensm.conf"]["content"]
+    assert "guid 0x0000000000100001\nsm_priority 14\n" in conf
+    assert "partition_config_file /etc/opensm/partitions.conf\n" in conf and "@RDMA_FABRIC" not in conf
     assert files["/etc/opensm/opensm.conf"]["mode"] == "0600"
-    assert files["/etc/default/opensm"]["content"] == 'PORTS="0x0000000000100001"\n'
-    assert files["/etc/systemd/system/opensm@.service.d/10-rdma-fabric.conf"]["content"] == "[Service]\nExecStart=\n"
-    assert inputs["units"] == [{"name": "opensm.service", "enabled": True, "active": True}]
+    assert files["/etc/default/opensm"]["content"].endswith('PORTS="0x0000000000100001"\n')
+    assert "ExecStart=\nExecStart=/usr/sbin/opensm" in files["/etc/systemd/system/opensm@.service.d/10-rdma-fabric.conf"]["content"]
+    assert plan["units"] == [{"name": "opensm.service", "enabled": True, "active": True}]
     judged, request = A.opensm_requests(inputs, "sm1")
     assert judged["records"] == [] and request["resource"] == "node_files"
 
@@ -192,21 +187,30 @@ def test_opensm_on_a_redhat_node_with_a_bound_guid_reads_no_ports():
     spec = opensm_spec(guid="0x0000000000100007")
     assert A.readers({"opensm": spec}) == {"opensm": {"ibstat": False}, "sm_info": {"environment": {"SIM_HOST": "Hca2"}}}
     inputs = A.plan_inputs("opensm", spec, {"opensm": {"markers": markers("/etc/redhat-release")}, "sm": None}, "sm1")
-    paths = [f["path"] for f in inputs["files"]]
+    paths = [f["path"] for f in inputs["plan"]["files"]]
     assert paths == ["/etc/rdma/opensm.conf", "/etc/rdma/partitions.conf",
                      "/etc/systemd/system/opensm.service.d/10-rdma-fabric.conf"]
-    assert "guid 0x0000000000100007\npartition_config_file /etc/rdma/partitions.conf" in inputs["files"][0]["content"]
+    assert "guid 0x0000000000100007\n" in inputs["plan"]["files"][0]["content"]
+    assert "partition_config_file /etc/rdma/partitions.conf\n" in inputs["plan"]["files"][0]["content"]
 
 
 @pytest.mark.parametrize("facts, words", [
     ({"opensm": {"markers": markers(), "ports": IBSTAT_PORTS}}, "cannot tell the OS family"),
     ({"opensm": {"markers": markers("/etc/debian_version"), "ports": IBSTAT_PORTS[:1]}},
      "no InfiniBand port with the physical link up"),
+    ({"opensm": {"markers": markers("/etc/debian_version")}}, "ibstat was not read"),
 ])
 def test_opensm_that_cannot_be_planned_is_a_config_record(facts, words):
     inputs = A.plan_inputs("opensm", opensm_spec(), facts, "sm1")
     requests, records = A.requests_of([inputs], "sm1")
     assert requests == [] and len(records) == 1 and records[0]["setting"] == "config" and words in records[0]["actual"]
+
+
+def test_opensm_settings_the_role_refuses_are_config_records_on_the_node():
+    inputs = A.plan_inputs("opensm", opensm_spec(log_flags="0x03\nsm_key 0x1"),
+                           {"opensm": {"markers": markers("/etc/debian_version"), "ports": IBSTAT_PORTS}}, "sm1")
+    requests, records = A.requests_of([inputs], "sm1")
+    assert requests == [] and records and "opensm_log_flags" in records[0]["actual"]
 
 
 def test_sminfo_gets_its_own_environment_and_the_other_readers_the_tasks():
@@ -249,7 +253,7 @@ def test_the_action_takes_one_of_areas_and_area_groups(args):
 
 
 GROUP_VARS = {"inventory_hostname": "gpu1", "groups": {"roce_nodes": ["gpu1", "gpu2"], "sm_nodes": ["sm1"]},
-              "__roce_qos_spec": {"lldp": False}, "__opensm_drift_spec": {"role": "master"}}
+              "__roce_qos_spec": {"lldp": False}, "__opensm_spec": {"role": "master"}}
 
 
 def test_area_groups_template_only_the_hosts_own_areas():

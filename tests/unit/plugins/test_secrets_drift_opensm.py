@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drift check's OpenSM judge never prints a key (issue 26): opensm.conf read as OpenSM
+"""The opensm area's records (the drift check's and the role's) never print a key (issue 26): opensm.conf read as OpenSM
 reads it (the name is the first word, split on spaces and tabs; ``#`` starts a comment), every
 secret of the one list (_secrets: sm_key, m_key, sa_key, cc_key, any *_key) hidden, and no key
 value anywhere in the records, whatever the node's file holds."""
@@ -13,6 +13,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 PATH = "/etc/opensm/opensm.conf"
 HIDDEN = "(hidden, differs)"
@@ -24,13 +25,14 @@ SECRETS = ("0x00000000c0ffee01", "0x00000000000000ab", "0x00000000beefcafe", "0x
 
 
 def _judge(found):
-    inputs = {"area": "opensm", "files": [{"path": PATH, "content": WANTED, "mode": "0600"}], "units": [],
-              "config_file": PATH, "role": "master", "guid": "0x0000000000100001", "priority": 14, "sm": None}
-    _judged, request = A.opensm_requests(inputs, "sm1")
     meta = {"state": "present", "mode": "0600", "owner": "root", "group": "root"}
     result = {"before": {"files": {PATH: dict(meta, content=found)}, "units": {}},
-              "after": {"files": {PATH: dict(meta)}, "units": {}}}
-    return request["judge"]("sm1", result)
+              "after": {"files": {PATH: dict(meta, content=WANTED)}, "units": {}}}
+    records = opensm.records("sm1", [("node_files", result)])
+    # the drift check judges the same result with the same records
+    entry = {"area": "opensm", "resource": "node_files", "name": "OpenSM files", "failed": False, "result": result}
+    assert A.judge("sm1", [{}], [entry]) == records
+    return records
 
 
 def _rows(records):

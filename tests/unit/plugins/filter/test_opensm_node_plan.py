@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The opensm role's lean path (plugins/filter/opensm.py): the one read's spec, the OS family from
+"""The opensm role's lean path (plugins/module_utils/areas/opensm.py): the one read's spec, the OS family from
 it, and the pure decision (opensm_node_plan) against states read by node_files' own reader from
 real files, so a converged node is recognised as converged and every kind of drift is not."""
 
@@ -12,17 +12,17 @@ __metaclass__ = type
 import os
 
 import pytest
-import yaml
 
-from ansible_collections.rdma.fabric.plugins.filter import opensm as F
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
 from ansible_collections.rdma.fabric.plugins.module_utils import _node_files as NF
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "opensm")
 
 
 def role_vars():
-    with open(os.path.join(ROLE, "vars", "main.yml")) as handle:
-        return yaml.safe_load(handle)
+    """The area's families, markers and binaries (they were the role's vars)."""
+    return {"__opensm_families": F.FAMILIES, "__opensm_family_markers": [p for p, _f in F.FAMILY_MARKERS],
+            "__opensm_binaries": list(F.BINARIES)}
 
 
 def gathered_from(root, spec, units=None):

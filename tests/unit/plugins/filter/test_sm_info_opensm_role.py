@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the rdma.fabric.opensm role (plugins/filter/opensm.py, rdma.fabric.opensm_*): ibstat ports
+"""The opensm area object's decisions (plugins/module_utils/areas/opensm.py): ibstat ports
 (samples ibstat.txt), port choice, SM priorities, HA layout and partition validation."""
 
 from __future__ import absolute_import, division, print_function
@@ -10,7 +10,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.filter import opensm as F
+from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 IBSTAT = samples.load("ibstat.txt")
@@ -23,7 +24,7 @@ def stdout(sample):
 # ------------------------------------------------------------------ ibstat
 
 def test_ibstat_sim_active_port():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-SIM-ibstat"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-SIM-ibstat"]))
     assert ports == [{"ca": "ibsim0", "port": 1, "state": "Active", "physical_state": "LinkUp", "rate": "10",
                       "base_lid": 4, "lmc": 0, "sm_lid": 1, "capability_mask": "0x0050c048",
                       "port_guid": "0x0000000000100004", "link_layer": "IB"}]
@@ -31,7 +32,7 @@ def test_ibstat_sim_active_port():
 
 def test_ibstat_sim_no_sm_port_is_still_usable():
     # Before any SM runs the port is Initializing with the physical link up: OpenSM must bind there.
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-SIM-NOSM"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-SIM-NOSM"]))
     assert ports[0]["state"] == "Initializing"
     assert F.select_port(ports) == {"port": ports[0]}
     assert ports[0]["port_guid"] == "0x0000000000100001"
@@ -39,7 +40,7 @@ def test_ibstat_sim_no_sm_port_is_still_usable():
 
 
 def test_ibstat_h100_skips_roce_port():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"]))
     assert len(ports) == 9
     usable = F.usable_ib_ports(ports)
     assert [p["ca"] for p in usable] == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]
@@ -50,35 +51,33 @@ def test_ibstat_h100_skips_roce_port():
 
 
 def test_ibstat_a100_first_ca_is_ethernet():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-REAL-A100-ACTIVE"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-REAL-A100-ACTIVE"]))
     assert F.select_port(ports)["port"]["ca"] == "mlx5_1"
     assert F.select_port(ports)["port"]["base_lid"] == 1369
 
 
 def test_ibstat_spaces_and_ibpanic_tail():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-REAL-A100-IBPANIC"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-REAL-A100-IBPANIC"]))
     assert len(ports) == 8
     assert ports[-1]["port_guid"] == "0x00155dfffd3411f2"
 
 
 def test_ibstat_switch_header():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-SIM-SWITCH"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-SIM-SWITCH"]))
     assert ports[0]["ca"] == "ibsim0" and ports[0]["port"] == 0
 
 
-def test_filters_are_the_one_guid_and_ibstat_home():
-    from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat
-    raw = stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"])
-    assert F.ibstat_ports(raw) == _ibstat.port_list(raw)
+def test_the_area_uses_the_one_guid_and_ibstat_home():
+    from ansible_collections.rdma.fabric.plugins.module_utils import _guid
     assert F.normalize_guid("a088:c203:00e3:142a") == _guid.normalize_guid("0xa088c20300e3142a")
     with pytest.raises(ValueError, match="GUID '0x10000000000000000': 17 hex digits"):
         F.normalize_guid("0x10000000000000000")
     with pytest.raises(ValueError, match="ibstat line 1 'ibsim0': not an ibstat line"):
-        F.ibstat_ports("ibsim0\n")
+        _ibstat.port_list("ibsim0\n")
 
 
 def test_select_port_by_guid_and_errors():
-    ports = F.ibstat_ports(stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"]))
+    ports = _ibstat.port_list(stdout(IBSTAT["IBSTAT-REAL-H100-ACTIVE2"]))
     assert F.select_port(ports, guid="0x58A2E10300A78796")["port"]["ca"] == "mlx5_6"
     err = F.select_port(ports, guid="0x1234")["error"]
     assert err.startswith("opensm_guid 0x0000000000001234 is not a port of this host")
@@ -192,4 +191,4 @@ def test_partition_errors_not_a_list():
 
 @pytest.mark.parametrize("value, want", [(True, "TRUE"), (False, "FALSE"), (None, "(null)"), (10, "10"), ("0x03", "0x03")])
 def test_conf_value(value, want):
-    assert F.conf_value(value) == want
+    assert F.conf_text(value) == want
