@@ -5,6 +5,7 @@ from __future__ import absolute_import, division, print_function
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
 
 CONF = "guid 0x0000000000100001\nsm_priority 14\nsm_key 0x00000000c0ffee01\n"
+GUID = "0x0000000000100001"
 
 
 def opensm_inputs(sm):
@@ -19,7 +20,7 @@ def opensm_inputs(sm):
 
 def test_opensm_live_state_one_master_intended_state_and_priority():
     sm = {"master_count": 2, "sm_ports": [
-        {"guid": "0x0000000000100001", "state": "standby", "priority": 13},
+        {"guid": GUID, "state": "standby", "priority": 13},
         {"guid": "0x0000000000100003", "state": "master", "priority": 15}]}
     judged, request = A.opensm_requests(opensm_inputs(sm), "sm1")
     assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in judged["records"]] == [
@@ -30,7 +31,7 @@ def test_opensm_live_state_one_master_intended_state_and_priority():
 
 def test_opensm_conf_key_by_key_and_the_key_never_printed():
     judged, request = A.opensm_requests(opensm_inputs({"master_count": 1, "sm_ports": [
-        {"guid": "0x0000000000100001", "state": "master", "priority": 14}]}), "sm1")
+        {"guid": GUID, "state": "master", "priority": 14}]}), "sm1")
     assert judged["records"] == []
     edited = CONF.replace("sm_priority 14", "sm_priority 15").replace("c0ffee01", "00000001")
     result = {"before": {"files": {"/etc/opensm/opensm.conf": {"state": "present", "content": edited, "mode": "0600",
