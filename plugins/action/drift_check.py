@@ -80,8 +80,9 @@ class ActionModule(ActionBase):
                                    % (area, group))
             if host not in (groups.get(group) or ()):
                 continue
-            # an area object's spec (__roce_qos_spec), or an area's drift spec (__nccl_env_drift_spec)
-            name = "__%s_spec" % area if "__%s_spec" % area in task_vars else "__%s_drift_spec" % area
+            # an area object's spec (__roce_qos_spec), or an area's drift spec (__opensm_drift_spec)
+            name = "__%s_spec" % area if "__%s_spec" % area in task_vars or area in _role_specs.AREA_OBJECTS \
+                else "__%s_drift_spec" % area
             if name not in task_vars:
                 raise AnsibleError("drift_check: area_groups.%s: %s is undefined (import_role the role "
                                    "rdma.fabric.%s with tasks_from: drift_spec before this task)" % (area, name, area))

@@ -6,7 +6,9 @@ area's Python. Each filter takes the area's name and calls that area's function.
 
 - ``area_errors(spec, area)``: every problem of the role's settings, each naming the variable;
 - ``area_plan(rdma_facts, area, spec)``: everything the role does on the node;
-- ``area_records(results, area, host)``: the drift records of the modules' results.
+- ``area_records(results, area, host)``: the drift records of the modules' results;
+- ``area_fleet(hostvars, area, hosts, options)``: the comparison of the play's hosts' plans
+  (nccl_env: the NCCL settings must agree across the fleet).
 
 Documentation in the .yml files of the same names.
 """
@@ -18,10 +20,12 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
 
-AREAS = {"roce_qos": roce_qos, "gpudirect": gpudirect, "opensm": opensm}
+AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health}
 
 
 def _area(name, area):
@@ -64,6 +68,25 @@ def area_records(results, area, host):
     return _area("area_records", area).records(host, list(results.items()))
 
 
+
+def area_fleet(hostvars, area, hosts, options=None):
+    """The area's comparison of the plans of the play's ``hosts`` (each host's ``__AREA`` var
+    and its group_names, read once from ``hostvars``); ``options`` the plan's ``fleet``."""
+    area_object = _area("area_fleet", area)
+    if not hasattr(area_object, "fleet"):
+        raise AnsibleFilterError("area_fleet: the %s area has no fleet check" % area)
+    key, plans = "__%s" % area, []
+    for host in hosts or []:
+        variables = hostvars[host]
+        if key in variables:
+            plans.append({"host": host, "plan": variables[key], "groups": list(variables.get("group_names") or [])})
+    try:
+        return area_object.fleet(plans, options)
+    except PlanError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
 class FilterModule(object):
     def filters(self):
-        return {"area_errors": area_errors, "area_plan": area_plan, "area_records": area_records}
+        return {"area_errors": area_errors, "area_plan": area_plan, "area_records": area_records,
+                "area_fleet": area_fleet}

@@ -6,7 +6,7 @@ this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the
 the role's settings and the files rendered from its templates, with slots such as
 ``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
 reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
-``areas/roce_qos.py``, ``_nccl_env_plan``, ``areas/gpudirect.py``, ``areas/opensm.py``), fills the
+``areas/roce_qos.py``, ``areas/nccl_env.py``, ``areas/gpudirect.py``, ``areas/opensm.py``), fills the
 slots, checks and judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
@@ -21,7 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, nccl_env, roce_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 
@@ -57,38 +57,13 @@ def gpudirect_requests(inputs, host):
 
 
 def nccl_env_requests(inputs, host):
-    """nccl.conf (and the environment file) key by key against what the node's topology gives
-    today; a missing file is drift of every key."""
-    from ansible_collections.rdma.fabric.plugins.module_utils._nccl import parse_conf
-    from ansible_collections.rdma.fabric.plugins.module_utils._nccl_consistency import as_text
-    node = inputs["node"]
-    errors = list(inputs.get("errors") or []) + list(node.get("errors") or [])
+    """The nccl_env area's plan's node_files call (areas/nccl_env.py ``plan``: nccl.conf and the
+    environment file with the text the node's topology gives today), the call the role makes; none
+    on a node without rails. A missing file is drift of every NCCL variable it should hold."""
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
     if errors:
         return [{"records": _config_records(host, "nccl_env", errors)}]
-    if not node["active"]:
-        return []
-    paths = list(inputs["paths"])
-    owner, group = inputs.get("owner") or "root", inputs.get("group") or "root"
-    files = [{"path": p, "content": node["text"], "mode": "0644", "owner": owner, "group": group} for p in paths]
-    expected = dict((k, as_text(v)) for k, v in node["settings"].items())
-
-    def judge(host, result):
-        records = []
-        for path in paths:
-            have = ((result.get("before") or {}).get("files") or {}).get(path) or {}
-            if have.get("state") != "present":
-                records.extend(record(host, "nccl_env", path, key, value, None) for key, value in sorted(expected.items()))
-                continue
-            found = parse_conf(have.get("content") or "")
-            for key in sorted(set(expected) | set(found)):
-                if expected.get(key) != found.get(key):
-                    records.append(record(host, "nccl_env", path, key, expected.get(key), found.get(key)))
-            for key, want in (("mode", "0644"), ("owner", owner), ("group", group)):
-                if have.get(key) != want:
-                    records.append(record(host, "nccl_env", path, key, want, have.get(key)))
-        return records
-    return [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "options": {"content": True},
-             "config": {"files": files, "units": []}, "judge": judge}]
+    return [dict(request, area="nccl_env") for request in inputs["plan"]["requests"]]
 
 
 def opensm_requests(inputs, host):
@@ -106,6 +81,9 @@ def opensm_requests(inputs, host):
 
 AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
          "opensm": opensm_requests}
+
+# The area objects (module_utils/areas/): their records name what their role's verify names.
+AREA_OBJECTS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm}
 
 # The areas state_check plans on the node from a spec, and the facts each needs.
 NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect")
@@ -146,11 +124,9 @@ def plan_inputs(area, spec, facts, host):
             errors = roce_qos.config_errors(spec["settings"])
             return dict(spec, area=area, errors=errors, plan=None if errors else roce_qos.plan(facts["rdma"], spec))
         if area == "nccl_env":
-            from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_env_plan
-            errors = _nccl_env_plan.config_errors(spec["config"])
-            node = {"errors": [], "active": False} if errors else \
-                _nccl_env_plan.node(facts["rdma"], spec["config"], host, facts.get("gdr"))
-            return dict(spec, area=area, errors=errors, node=node)
+            errors = nccl_env.config_errors(spec["settings"])
+            return dict(spec, area=area, errors=errors,
+                        plan=None if errors else nccl_env.plan(facts, dict(spec, host=host)))
         if area == "gpudirect":
             errors = gpudirect.config_errors(spec["settings"])
             return dict(spec, area=area, errors=errors, plan=None if errors else gpudirect.plan(facts["gdr"], spec))
@@ -193,9 +169,8 @@ def judge(host, requests, entries):
         if request.get("judge") is not None:
             records.extend(request["judge"](host, entry["result"]))
             continue
-        if entry["area"] in ("roce_qos", "gpudirect", "opensm"):
-            area_object = {"roce_qos": roce_qos, "gpudirect": gpudirect, "opensm": opensm}[entry["area"]]
-            records.extend(area_object.records(host, [(entry["resource"], entry["result"])]))
+        if entry["area"] in AREA_OBJECTS:
+            records.extend(AREA_OBJECTS[entry["area"]].records(host, [(entry["resource"], entry["result"])]))
             continue
         records.extend(drift_records(host, entry["area"], module_objects(entry["result"])))
     return records

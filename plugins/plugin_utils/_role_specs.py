@@ -2,10 +2,9 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' specs, built in Python from the roles' variables on the controller. An area
-object (module_utils/areas/: roce_qos, gpudirect) has its variables read from its role's argument spec,
+object (module_utils/areas/: roce_qos, nccl_env, gpudirect) has its variables read from its role's argument spec,
 checked as the role's argument validation checks them, and turned into its spec by the area
-(``__roce_qos_spec``). The areas not yet moved there have their variable lists here
-(``__nccl_env_config``, ...). Each role var is one
+(``__roce_qos_spec``). Each role var is one
 ``lookup('rdma.fabric.role_spec', NAME)`` (plugins/lookup/role_spec.py), so the role's tasks
 and the drift check read the same dicts.
 
@@ -34,8 +33,11 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as _health_area
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as _nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -46,20 +48,11 @@ except ImportError:   # pragma: no cover - older ansible-core
         return _boolean(value, strict=False)
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
-AREA_OBJECTS = {"roce_qos": _roce_qos, "gpudirect": _gpudirect, "opensm": _opensm}
+AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm,
+                "health": _health_area}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 
-# nccl_env: the role variables, as the nccl_env_config_errors and nccl_env_node filters read them
-NCCL_ENV_CONFIG = (
-    "nccl_env_conf_path", "nccl_env_file_owner", "nccl_env_file_group", "nccl_env_environment_file",
-    "nccl_env_header", "nccl_env_header_rails", "nccl_env_refresh_facts", "nccl_env_no_rails",
-    "nccl_env_ib_hca_ports", "nccl_env_ib_hca_exclude", "nccl_env_gid_selection", "nccl_env_gid_addresses",
-    "nccl_env_roce_dscp", "nccl_env_roce_ecn", "nccl_env_ib_sl", "nccl_env_net_gdr_level",
-    "nccl_env_socket_ifname", "nccl_env_ib_qps_per_connection", "nccl_env_cross_nic", "nccl_env_ib_timeout",
-    "nccl_env_dmabuf_enable", "nccl_env_extra", "nccl_env_allow_unknown", "nccl_env_verify",
-    "nccl_env_fleet_check", "nccl_env_fleet_groups", "nccl_env_fleet_per_node",
-)
 
 def getter(templar, variables):
     """``get(name[, default])`` over a host's variables (a task's, or a lookup's): the value
@@ -164,34 +157,21 @@ def area_spec(area, get, render):
     """The area object's spec (``lookup('rdma.fabric.role_spec', AREA)``): its settings from the
     role's checked variables, and its files rendered from the role's templates."""
     area_object = AREA_OBJECTS[area]
+    # an area whose node runs collection code without Ansible gets those module_utils files
+    extra = (_node_package.files(area_object.NODE_ENTRY),) if getattr(area_object, "NODE_ENTRY", None) else ()
     try:
-        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render)
+        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render, *extra)
     except PlanError as exc:
         raise AnsibleError(str(exc))
 
 
-def nccl_env_config(get):
-    """The nccl_env role's variables (``__nccl_env_config``)."""
-    return dict((name, get(name)) for name in NCCL_ENV_CONFIG)
-
-
-def nccl_env_drift_spec(get, render):
-    """What the drift check sends the node for nccl_env (``__nccl_env_drift_spec``): the
-    variables and paths; state_check decides the node's settings and file text from its own read."""
-    environment_file = get("nccl_env_environment_file")
-    return {
-        "config": nccl_env_config(get),
-        "paths": [get("nccl_env_conf_path")] + ([environment_file] if environment_file else []),
-        "owner": get("nccl_env_file_owner"),
-        "group": get("nccl_env_file_group"),
-    }
 
 
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
 SPECS = {
     "roce_qos": lambda get, render: area_spec("roce_qos", get, render),
-    "nccl_env_config": lambda get, render: nccl_env_config(get),
-    "nccl_env_drift_spec": nccl_env_drift_spec,
+    "health": lambda get, render: area_spec("health", get, render),
+    "nccl_env": lambda get, render: area_spec("nccl_env", get, render),
     "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
     "opensm": lambda get, render: area_spec("opensm", get, render),
 }

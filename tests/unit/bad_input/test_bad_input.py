@@ -18,9 +18,9 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.filter.nccl_env import config_errors as nccl_env_config_errors
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.opensm import extra_option_errors, ha_errors, partition_errors
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as _nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import config_errors as roce_qos_config_errors
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, gdr_readiness, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs, rdma_facts, sm_info,
@@ -327,6 +327,12 @@ def _role_defaults(role, **over):
         config = yaml.safe_load(handle)
     config.update(over)
     return config
+
+
+
+def nccl_env_config_errors(variables):
+    """The nccl_env role's checks (its preflight) of these variables."""
+    return _nccl_env.config_errors(_nccl_env.settings(variables))
 
 
 FILTER_CASES = [

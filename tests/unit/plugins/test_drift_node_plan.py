@@ -271,7 +271,7 @@ def test_area_groups_template_only_the_hosts_own_areas():
 def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
     plugin = _action({"area_groups": {"roce_qos": "roce_nodes", "nccl_env": "roce_nodes"}})
     task_vars = dict(GROUP_VARS, __roce_qos_spec="{{ lookup('rdma.fabric.role_spec', 'roce_qos') }}",
-                     __nccl_env_drift_spec=" {{ lookup('rdma.fabric.role_spec', 'nccl_env_drift_spec') }}\n")
+                     __nccl_env_spec=" {{ lookup('rdma.fabric.role_spec', 'nccl_env') }}\n")
     built = []
     with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}), \
             mock.patch.object(plugin, "_execute_module", return_value={"drift_records": [], "checked": []}) as run, \
@@ -279,8 +279,8 @@ def test_area_groups_build_a_role_spec_lookup_directly_with_one_getter():
             mock.patch.object(role_specs, "build", side_effect=lambda name, get, render: built.append((name, get, render)) or {name: 1}):
         plugin.run(task_vars=task_vars)
     sent = run.call_args.kwargs["module_args"]["areas"]
-    assert sent == {"roce_qos": {"roce_qos": 1}, "nccl_env": {"nccl_env_drift_spec": 1}}
-    assert sorted(name for name, _get, _render in built) == ["nccl_env_drift_spec", "roce_qos"]
+    assert sent == {"roce_qos": {"roce_qos": 1}, "nccl_env": {"nccl_env": 1}}
+    assert sorted(name for name, _get, _render in built) == ["nccl_env", "roce_qos"]
     assert built[0][1] is built[1][1] and built[0][2] == "render"      # one getter for both
     assert not plugin._templar.template.called
 
@@ -308,7 +308,7 @@ def test_area_groups_of_a_host_in_no_group_check_nothing():
     ("roce_nodes", "area_groups: expected a dict of area: inventory group, got 'roce_nodes'"),
     ({"qos": "roce_nodes"}, "area_groups: 'qos' not one of opensm, roce_qos, nccl_env, gpudirect"),
     ({"roce_qos": ["roce_nodes"]}, r"area_groups.roce_qos: expected an inventory group name, got \['roce_nodes'\]"),
-    ({"nccl_env": "roce_nodes"}, "area_groups.nccl_env: __nccl_env_drift_spec is undefined .*tasks_from: drift_spec"),
+    ({"nccl_env": "roce_nodes"}, "area_groups.nccl_env: __nccl_env_spec is undefined .*tasks_from: drift_spec"),
 ])
 def test_bad_area_groups_are_errors_naming_the_field_and_value(area_groups, message):
     from ansible.errors import AnsibleError

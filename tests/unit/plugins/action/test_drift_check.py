@@ -87,14 +87,18 @@ def test_records_per_setting_and_a_failed_read_is_a_record():
 
 
 def test_an_area_judges_files_key_by_key_and_a_missing_file_drifts_every_key():
-    node = {"errors": [], "active": True, "text": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=3\n",
-            "settings": {"NCCL_IB_HCA": "=mlx5_0", "NCCL_IB_GID_INDEX": 3}}
-    nccl = {"area": "nccl_env", "errors": [], "node": node, "paths": ["/etc/nccl.conf", "/etc/nccl.env"],
-            "owner": "root", "group": "root"}
+    text = "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=3\n"
+    paths = ["/etc/nccl.conf", "/etc/nccl.env"]
+    files = [{"path": p, "content": text, "mode": "0644", "owner": "root", "group": "root"} for p in paths]
+    nccl = {"area": "nccl_env", "errors": [], "plan": {"errors": [], "requests": [
+        {"resource": "node_files", "name": "NCCL files", "options": {"content": True},
+         "config": {"files": files, "units": []}}]}}
     requests, records = A.requests_of([nccl], "gpu 1")
     assert records == [] and requests[0]["options"] == {"content": True}
+    after = {"units": {}, "files": dict((p, {"state": "present", "mode": "0644", "owner": "root", "group": "root",
+                                             "content": text}) for p in paths)}
     entries = [{"area": "nccl_env", "resource": "node_files", "name": "NCCL files", "failed": False,
-                "result": {"before": {"units": {}, "files": {
+                "result": {"after": after, "before": {"units": {}, "files": {
                     "/etc/nccl.conf": {"state": "present", "mode": "0644", "owner": "root", "group": "root",
                                        "content": "NCCL_IB_HCA==mlx5_0\nNCCL_IB_GID_INDEX=5\n"},
                     "/etc/nccl.env": {"state": "absent"}}}}}]

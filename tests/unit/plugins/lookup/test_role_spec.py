@@ -35,7 +35,7 @@ PLAY = """
         msg:
           specs: "{{ dict(names | zip(query('rdma.fabric.role_spec', *names))) }}"
           vars: {roce_qos: "{{ __roce_qos_spec }}",
-                 gpudirect: "{{ __gpudirect_spec }}", nccl: "{{ __nccl_env_config }}"}
+                 gpudirect: "{{ __gpudirect_spec }}", nccl: "{{ __nccl_env_spec }}"}
           apply_sh: "{{ lookup('rdma.fabric.role_template', 'roce_qos/rdma-fabric-roce-qos-apply.sh.j2') }}"
       vars:
         names: %s
@@ -80,7 +80,7 @@ def test_every_name_builds_in_a_run(run):
     assert sorted(run["specs"]) == NAMES
     # the role vars are those lookups
     assert run["vars"] == {"roce_qos": run["specs"]["roce_qos"],
-                           "gpudirect": run["specs"]["gpudirect"], "nccl": run["specs"]["nccl_env_config"]}
+                           "gpudirect": run["specs"]["gpudirect"], "nccl": run["specs"]["nccl_env"]}
 
 
 def test_roce_qos_settings_are_the_argument_spec_variables_templated_and_converted(run):
@@ -126,13 +126,13 @@ def test_the_gpudirect_spec_renders_its_acs_files_with_slots(run):
     assert "MASK=002c" in filled and 'BRIDGES="0000:17:00.0 0000:18:02.0"' in filled
 
 
-def test_the_nccl_env_spec_has_the_paths_and_every_variable(run):
-    spec = run["specs"]["nccl_env_drift_spec"]
+def test_the_nccl_env_spec_has_every_variable_and_the_host(run):
+    spec = run["specs"]["nccl_env"]
     defaults = _defaults("nccl_env")
-    assert spec["paths"] == [defaults["nccl_env_conf_path"], "/etc/nccl.env"]
-    assert spec["owner"] == defaults["nccl_env_file_owner"] and spec["group"] == defaults["nccl_env_file_group"]
-    assert sorted(spec["config"]) == sorted(defaults)
-    assert spec["config"]["nccl_env_roce_dscp"] == 24    # its default, a template over roce_qos's
+    assert sorted(spec["settings"]) == sorted(name[len("nccl_env_"):] for name in defaults)
+    assert spec["settings"]["environment_file"] == "/etc/nccl.env" and spec["host"] == "gpu1"
+    assert spec["settings"]["conf_path"] == defaults["nccl_env_conf_path"]
+    assert spec["settings"]["roce_dscp"] == 24    # its default, a template over roce_qos's
 
 
 def test_an_undefined_variable_is_an_error_naming_it(tmp_path):
@@ -168,7 +168,7 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
     for path in glob.glob(os.path.join(REPO, "roles", "*", "vars", "main.yml")):
         with open(path) as handle:
             text = handle.read()
-        for name in ("roce_qos_trust", "roce_qos_lldp", "roce_qos_tcbw") + S.NCCL_ENV_CONFIG[:3] + (
+        for name in ("roce_qos_trust", "roce_qos_lldp", "roce_qos_tcbw", "nccl_env_conf_path", "nccl_env_file_owner") + (
                 "gpudirect_kernel_arguments", "gpudirect_acs_kernel_param", "gpudirect_kernel_backend"):
             assert "'%s':" % name not in text and "'%s':" % name.replace("roce_qos_", "") not in text, (path, name)
 
