@@ -67,13 +67,17 @@ def test_opensm_preflight_names_a_bad_key_never_its_value(tmp_path, variable, va
 @needs_ansible
 @pytest.mark.parametrize("variable, value", [("opensm_sm_key", "0xc0ffee-not-hex"), ("opensm_m_key", "0xZZZZc0ffee")])
 def test_the_opensm_options_name_a_bad_key_never_its_value(tmp_path, variable, value):
-    """A run that skips the preflight (the drift check, --tags opensm_configure) still refuses it
-    by name, where the key is normalised."""
+    """A run that skips the preflight (the drift check plans on the node) still refuses it by
+    name: the opensm area's plan starts from the same checks."""
     values = {"opensm_sm_key": GOOD_SM_KEY, variable: value}
-    extra = OPENSM + [arg for name in sorted(values) for arg in ("-e", "%s=%s" % (name, values[name]))] + [
-        "-e", "__opensm_guid=0x1", "-e", "__opensm_priority=14", "-e", "__opensm_partitions_file=/etc/x"]
-    tasks = IMPORT % ("opensm", "drift_spec") + """    - ansible.builtin.debug:
-        msg: "{{ __opensm_wanted_options | length }}"
+    extra = OPENSM + [arg for name in sorted(values) for arg in ("-e", "%s=%s" % (name, values[name]))]
+    tasks = IMPORT % ("opensm", "drift_spec") + """    - ansible.builtin.assert:
+        that: __plan.errors | length == 0
+        fail_msg: "{{ __plan.errors | join('; ') }}"
+      vars:
+        __plan: >-
+          {{ {'markers': {'files': {'/etc/debian_version': {'state': 'present'}}}, 'ports': []}
+             | rdma.fabric.area_plan('opensm', __opensm_spec) }}
 """
     rc, out = _play(tmp_path, tasks, *extra)
     assert rc != 0, out
