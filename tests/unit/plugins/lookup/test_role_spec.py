@@ -30,6 +30,7 @@ PLAY = """
     - {import_role: {name: rdma.fabric.roce_qos, tasks_from: drift_spec}}
     - {import_role: {name: rdma.fabric.nccl_env, tasks_from: drift_spec}}
     - {import_role: {name: rdma.fabric.gpudirect, tasks_from: drift_spec}}
+    - {import_role: {name: rdma.fabric.opensm, tasks_from: drift_spec}}
     - name: Every name, and the role_template text of a file, as the run sees them
       ansible.builtin.debug:
         msg:
@@ -53,6 +54,8 @@ all:
       roce_qos_roce_dscp: 24
       gpudirect_acs_script_path: /opt/rdma/acs.sh
       nccl_env_environment_file: /etc/nccl.env
+      opensm_sm_key: "0x00000000c0ffee01"
+      opensm_role: master
 """ % sys.executable
 
 

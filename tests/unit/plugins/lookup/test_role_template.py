@@ -26,7 +26,8 @@ def _defaults():
     data.update({
         "__gpudirect_plan": {"acs_mask": "0034", "acs_bridges": ["0000:17:00.0", "0000:18:02.0"]},
         "__opensm_priority": 14, "__opensm_guid": "0x0002c90300a0b0c1",
-        "__opensm_options": {"sm_priority": 14, "sweep_interval": 10, "log_flags": "0x03"},
+        "__opensm_options": {"sm_priority": "14", "sweep_interval": "10", "log_flags": "0x03"},
+        "__opensm_partition_lines": ["Default=0x7fff,ipoib : ALL=full ;"],
         "__opensm_dropin_execstart": "/usr/sbin/opensm --config /etc/opensm/opensm.conf",
         "__health_timer_dir": "/usr/local/lib/rdma-fabric", "__health_timer_config": "/etc/rdma-fabric/health.json",
         "inventory_hostname": "node-01",
@@ -59,8 +60,10 @@ def _operator():
             {"name": "storage", "pkey": 3, "defmember": "limited"},
         ],
         "__opensm_priority": 15,
-        "__opensm_options": {"sm_priority": 15, "sweep_interval": 0, "log_flags": "0x03", "routing_engine": "ftree,updn",
-                             "honor_guid2lid_file": True, "max_wire_smps": 8},
+        "__opensm_options": {"sm_priority": "15", "sweep_interval": "0", "log_flags": "0x03", "routing_engine": "ftree,updn",
+                             "honor_guid2lid_file": "TRUE", "max_wire_smps": "8"},
+        "__opensm_partition_lines": ["gpu=0x0002,ipoib,mtu=4,rate=7,sl=3 : 0x0002c90300a0b0c1=full, ALL=limited ;",
+                                     "storage=0x0003,defmember=limited : ;"],
         "__opensm_guid": "0x0002c90300a0b0ff",
         "__opensm_dropin_execstart": "",
         "__health_timer_dir": "/opt/rdma-fabric", "__health_timer_config": "/etc/rdma-fabric/health-b.json",
@@ -203,7 +206,7 @@ def test_the_run_renders_each_distinct_file_once():
 
 @pytest.mark.parametrize("source, pure", [
     ("{{ a }} {% for x in b %}{{ x | upper }}{% endfor %}", True),
-    ("{{ a | rdma.fabric.opensm_checked('a') }}{% if b is rdma.fabric.nothing %}{% endif %}", True),
+    ("{{ a | rdma.fabric.area_errors('a') }}{% if b is rdma.fabric.nothing %}{% endif %}", True),
     ("{{ lookup('pipe', 'date') }}", False),
     ("{{ query('file', a) }}", False),
     ("{{ now() }}", False),
