@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The health area: the fabric health checks of a running GPU node (rdma_health reads and
+judges; module_utils/_health.py is the judge) and the periodic check on the node (a runner,
+its config, a oneshot service and its timer, with the module_utils the runner imports).
+Everything the rdma.fabric.health role decides, as pure functions with no host I/O:
+
+- ``settings(variables)``: the role's settings from its variables (every option of
+  ``roles/health/meta/argument_specs.yml``), plus the host's name and ``rdma_fabric_environment``;
+- ``config_errors(settings)``: every problem, each naming the ``health_*`` variable and the value;
+- ``checks(settings)``: the checks rdma_health and the timer judge with;
+- ``spec(variables, render, node_module_utils)``: the settings, the checks, the rdma_health
+  arguments and the timer's files (the units rendered from the role's templates, the runner's
+  config, the module_utils files the controller read for ``NODE_ENTRY``);
+- ``plan(facts, spec)``: the timer's ``node_files`` call (``requests``); the same on every node.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import math
+import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _health
+from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+
+NAME = "health"
+PREFIX = "health_"
+OTHER_VARIABLES = ("inventory_hostname", "rdma_fabric_environment")
+FLAGS = ("check_sm", "check_gdr", "check_lossless", "timer")
+# the periodic check on the node: where the runner, its config and the module_utils go
+TIMER_DIR = "/usr/local/lib/rdma-fabric"
+TIMER_CONFIG = "/etc/rdma-fabric/health.json"
+NODE_ENTRY = "_health_timer.py"
+TIMER_FILES = (
+    (TIMER_DIR + "/rdma-fabric-health", "health/rdma-fabric-health.j2", "0644"),
+    ("/etc/systemd/system/rdma-fabric-health.service", "health/rdma-fabric-health.service.j2", None),
+    ("/etc/systemd/system/rdma-fabric-health.timer", "health/rdma-fabric-health.timer.j2", None),
+)
+TIMER_UNIT = "rdma-fabric-health.timer"
+
+
+def _flag(name, value):
+    if value is None:
+        return False
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
+
+
+def settings(variables):
+    """The role's settings (keys without the ``health_`` prefix), the host and the environment."""
+    out = {}
+    for name, value in variables.items():
+        if name.startswith(PREFIX):
+            key = name[len(PREFIX):]
+            out[key] = _flag(name, value) if key in FLAGS else value
+    out["host"] = variables.get("inventory_hostname")
+    out["environment"] = variables.get("rdma_fabric_environment") or {}
+    return out
+
+
+# systemd time span units (systemd.time(7)); a span is one or more NUMBER[UNIT]
+_SPAN_UNIT = r"(?:us|usec|ms|msec|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|d|day|days|w|week|weeks" \
+             r"|M|month|months|y|year|years)?"
+_SPAN = re.compile(r"\s*(?:[0-9]+(?:\.[0-9]+)?\s*%s\s*)+" % _SPAN_UNIT)
+
+
+def _checks_errors(config, names):
+    """The judge's own checks (``_health.merge_checks``) of each variable in ``names``
+    (variable: check key, or None for a dict of checks), the message naming the variable."""
+    errors = []
+    for variable, key in names:
+        value = config.get(variable)
+        try:
+            if key is None:
+                _health.merge_checks(value, variable)
+            else:
+                _health.merge_checks({key: value})
+        except _health.HealthError as exc:
+            text = str(exc)
+            errors.append(variable + text[len(key):] if key and text.startswith(key) else text)
+    return errors
+
+
+def _path_errors(config, names, absolute=True, optional=False):
+    errors = []
+    for variable in names:
+        value = config.get(variable)
+        if optional and value in (None, ""):
+            continue
+        if not isinstance(value, str) or not value or any(c in value for c in "\r\n\x00") \
+                or (absolute and not value.startswith("/")):
+            errors.append("%s=%r: expected %s" % (variable, value, "an absolute path" if absolute else "a path"))
+    return errors
+
+
+def config_errors(settings):
+    """Every problem of the role's settings, one message each naming the variable and the
+    value: rdma_health's own checks (seconds, the checks the judge takes), the paths and the
+    timer's period."""
+    if not isinstance(settings, dict):
+        raise PlanError("health: expected the role's settings dict, got %s" % type(settings).__name__)
+    config = dict((PREFIX + key, value) for key, value in settings.items())
+    errors = []
+    for variable in ("health_interval", "health_flap_window", "health_boot_grace"):
+        value = config.get(variable)
+        try:    # an extra var (-e) is text
+            number = None if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or math.isnan(number) or math.isinf(number) or number < 0:
+            errors.append("%s=%r: a number of seconds >= 0" % (variable, value))
+    errors += _path_errors(config, ("health_state_file", "health_timer_textfile"))
+    errors += _path_errors(config, ("health_nccl_log",), optional=True)
+    errors += _path_errors(config, ("health_report_dir",), absolute=False)
+    errors += _path_errors(config, ("health_bundle_dir",), absolute=False, optional=True)
+    every = config.get("health_timer_every")
+    if not isinstance(every, (str, int)) or isinstance(every, bool) or not _SPAN.fullmatch(str(every)):
+        errors.append("health_timer_every=%r: expected a systemd time span such as 1h, 30min or 1h 30min" % (every,))
+    errors += _checks_errors(config, (
+        ("health_thresholds", None), ("health_gpu_models", "gpu_models"), ("health_nic_models", "nic_models"),
+        ("health_ignore_devices", "ignore_devices"), ("health_sm_priority", "sm_priority"),
+        ("health_dmabuf_enable", "dmabuf_enable"), ("health_checks", None)))
+    return errors
+
+
+def checks(settings):
+    """The checks rdma_health and the timer judge with: the thresholds, the model data and
+    the switches, then ``health_checks`` over them."""
+    thresholds, extra = settings.get("thresholds"), settings.get("checks")
+    out = dict(thresholds) if isinstance(thresholds, dict) else {}     # a bad value: config_errors names it
+    out.update(gpu_models=settings.get("gpu_models"), nic_models=settings.get("nic_models"),
+               ignore_devices=settings.get("ignore_devices"), sm=settings["check_sm"],
+               sm_priority=settings.get("sm_priority"), gdr=settings["check_gdr"],
+               lossless=settings["check_lossless"], dmabuf_enable=settings.get("dmabuf_enable"))
+    out.update(extra if isinstance(extra, dict) else {})
+    return out
+
+
+def read_args(settings):
+    """rdma_health's arguments on a live node (the role adds ``bundle`` for a bundle run)."""
+    args = {"interval": settings["interval"], "state_file": settings["state_file"],
+            "flap_window": settings["flap_window"], "boot_grace": settings["boot_grace"],
+            "sm": settings["check_sm"], "gdr": settings["check_gdr"], "lossless": settings["check_lossless"],
+            "host": settings["host"], "checks": checks(settings)}
+    if settings.get("nccl_log") and not settings.get("bundle_dir"):
+        args["nccl_log"] = settings["nccl_log"]
+    return args
+
+
+def timer_config(settings):
+    """The runner's JSON config (TIMER_CONFIG): what it hands _health_timer.run."""
+    config = {"host": settings["host"], "interval": settings["interval"], "state_file": settings["state_file"],
+              "flap_window": settings["flap_window"], "boot_grace": settings["boot_grace"],
+              "sm": settings["check_sm"], "gdr": settings["check_gdr"], "lossless": settings["check_lossless"],
+              "nccl_log": settings.get("nccl_log"), "checks": checks(settings), "textfile": settings["timer_textfile"]}
+    return json.dumps(config, indent=4, sort_keys=True, ensure_ascii=False)
+
+
+def spec(variables, render, node_module_utils=()):
+    """What the controller hands the node: the settings, the checks, rdma_health's arguments
+    and the timer's files (rendered with ``render(template, template_vars)``;
+    ``node_module_utils``: ``[{path, content}]`` under the module_utils package, relative,
+    the files NODE_ENTRY imports, as the controller read them)."""
+    current = settings(variables)
+    template_vars = {"__health_timer_dir": TIMER_DIR, "__health_timer_config": TIMER_CONFIG}
+    files = []
+    for path, term, mode in TIMER_FILES:
+        entry = {"path": path, "content": render(term, template_vars)}
+        if mode:
+            entry["mode"] = mode
+        files.append(entry)
+    files.append({"path": TIMER_CONFIG, "content": timer_config(current)})
+    package = TIMER_DIR + "/ansible_collections/rdma/fabric/plugins/module_utils/"
+    files.extend({"path": package + f["path"], "content": f["content"], "mode": "0644"} for f in node_module_utils)
+    return {"settings": current, "checks": checks(current), "read": read_args(current), "files": files}
+
+
+def plan(facts, spec):
+    """The timer's files and unit (``timer``, a node_files config) and ``requests``: the
+    same on every node (``facts`` is not read)."""
+    enabled = spec["settings"]["timer"]
+    timer = {"files": list(spec["files"]), "units": [{"name": TIMER_UNIT, "enabled": enabled, "active": enabled}]}
+    return {"timer": timer, "requests": [{"resource": "node_files", "name": "health timer", "config": timer}]}
