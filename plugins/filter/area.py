@@ -23,8 +23,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanErr
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
 
-AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm}
+AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health}
 
 
 def _area(name, area):

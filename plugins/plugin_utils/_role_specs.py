@@ -33,9 +33,11 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as _health_area
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as _nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -46,7 +48,8 @@ except ImportError:   # pragma: no cover - older ansible-core
         return _boolean(value, strict=False)
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
-AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm}
+AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm,
+                "health": _health_area}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 
@@ -154,8 +157,10 @@ def area_spec(area, get, render):
     """The area object's spec (``lookup('rdma.fabric.role_spec', AREA)``): its settings from the
     role's checked variables, and its files rendered from the role's templates."""
     area_object = AREA_OBJECTS[area]
+    # an area whose node runs collection code without Ansible gets those module_utils files
+    extra = (_node_package.files(area_object.NODE_ENTRY),) if getattr(area_object, "NODE_ENTRY", None) else ()
     try:
-        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render)
+        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render, *extra)
     except PlanError as exc:
         raise AnsibleError(str(exc))
 
@@ -165,6 +170,7 @@ def area_spec(area, get, render):
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
 SPECS = {
     "roce_qos": lambda get, render: area_spec("roce_qos", get, render),
+    "health": lambda get, render: area_spec("health", get, render),
     "nccl_env": lambda get, render: area_spec("nccl_env", get, render),
     "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
     "opensm": lambda get, render: area_spec("opensm", get, render),

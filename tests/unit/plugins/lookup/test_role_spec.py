@@ -31,6 +31,8 @@ PLAY = """
     - {import_role: {name: rdma.fabric.nccl_env, tasks_from: drift_spec}}
     - {import_role: {name: rdma.fabric.gpudirect, tasks_from: drift_spec}}
     - {import_role: {name: rdma.fabric.opensm, tasks_from: drift_spec}}
+    # the health role's variables, and its preflight run on them (the area's checks)
+    - {import_role: {name: rdma.fabric.health, tasks_from: preflight}}
     - name: Every name, and the role_template text of a file, as the run sees them
       ansible.builtin.debug:
         msg:
@@ -178,7 +180,7 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
 
 def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
     role_vars = {}
-    for role in ("roce_qos", "nccl_env", "gpudirect"):
+    for role in ("roce_qos", "nccl_env", "gpudirect", "opensm", "health"):
         with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
             role_vars.update(yaml.safe_load(handle))
     for name in NAMES:
@@ -198,3 +200,16 @@ def test_get_templates_each_variable_once():
             return value
     get = S.getter(Templar(), {"nccl_env_roce_dscp": "{{ roce_qos_roce_dscp }}"})
     assert get("nccl_env_roce_dscp") == get("nccl_env_roce_dscp") and len(calls) == 1
+
+
+def test_the_health_spec_ships_the_timer_runner_and_what_it_imports(run):
+    spec = run["specs"]["health"]
+    paths = [f["path"] for f in spec["files"]]
+    assert paths[0] == "/usr/local/lib/rdma-fabric/rdma-fabric-health"
+    assert "_health_timer import main" in spec["files"][0]["content"] or "import _health_timer" in spec["files"][0]["content"]
+    assert "/etc/rdma-fabric/health.json" in paths
+    assert any(p.endswith("/module_utils/_health_timer.py") for p in paths)
+    assert not any(p.endswith("/module_utils/_kernel_cmdline.py") for p in paths)
+    assert spec["settings"]["host"] == "gpu1" and spec["read"]["host"] == "gpu1"
+    assert spec["settings"]["report_dir"].endswith("/health-report")      # a template default, templated
+
