@@ -165,8 +165,6 @@ def area_spec(area, get, render):
         raise AnsibleError(str(exc))
 
 
-
-
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
 SPECS = {
     "roce_qos": lambda get, render: area_spec("roce_qos", get, render),

@@ -64,8 +64,8 @@ def _key(records):
 
 
 @pytest.mark.parametrize("profile", ["dgx-h100-ib", "dgx-h100-ib-misplaced"])
-def test_an_injected_drift_gives_the_same_records_from_the_role_and_the_drift_check(sim, monkeypatch, tmp_path,
-                                                                                     profile):
+def test_an_injected_drift_gives_the_same_records_from_the_role_and_the_drift_check(
+        sim, monkeypatch, tmp_path, profile):
     sim.init(profile)
     monkeypatch.setenv("SYSFS_PATH", sim.sys)
     (tmp_path / "grub").write_text(GRUB % "iommu=pt")
