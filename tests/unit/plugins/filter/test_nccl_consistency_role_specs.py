@@ -65,8 +65,8 @@ def test_private_variables_are_double_underscored():
     for folder in ("tasks", "vars"):
         for filename in os.listdir(os.path.join(ROLE, folder)):
             with open(os.path.join(ROLE, folder, filename)) as handle:
-                # filter names (rdma.fabric.nccl_env_*) and role_spec lookup names are not variables
-                text = re.sub(r"rdma\.fabric\.nccl_env_\w+|lookup\('rdma\.fabric\.role_spec', '\w+'\)", "", handle.read())
+                # role_spec lookup names are not variables
+                text = re.sub(r"lookup\('rdma\.fabric\.role_spec', '\w+'\)", "", handle.read())
                 names.update(re.findall(r"\b(_*nccl_env_\w+)", text))
     stray = sorted(name for name in names if not name.startswith("__nccl_env_") and name not in DEFAULTS and name not in TAGS)
     assert stray == []
