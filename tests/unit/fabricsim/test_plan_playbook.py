@@ -9,6 +9,9 @@ import sys
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 INVENTORY = """
+gpu_nodes:
+  hosts:
+    gpu1:
 roce_nodes:
   hosts:
     gpu1:
