@@ -24,8 +24,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
 
-AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health}
+AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health,
+         "rails": rails}
 
 
 def _area(name, area):

@@ -36,8 +36,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as _health_area
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as _nccl_env
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails as _rails
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package, _rails_role
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -49,7 +50,10 @@ except ImportError:   # pragma: no cover - older ansible-core
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
 AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm,
-                "health": _health_area}
+                "health": _health_area, "rails": _rails}
+# What an area's spec takes from the controller besides the host's variables (what needs the
+# whole fleet's planner): area -> function(checked variables) -> keyword arguments of its spec.
+CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 
@@ -160,7 +164,9 @@ def area_spec(area, get, render):
     # an area whose node runs collection code without Ansible gets those module_utils files
     extra = (_node_package.files(area_object.NODE_ENTRY),) if getattr(area_object, "NODE_ENTRY", None) else ()
     try:
-        return area_object.spec(checked_variables(area, get, area_object.OTHER_VARIABLES), render, *extra)
+        variables = checked_variables(area, get, area_object.OTHER_VARIABLES)
+        inputs = CONTROLLER_INPUTS[area](variables) if area in CONTROLLER_INPUTS else {}
+        return area_object.spec(variables, render, *extra, **inputs)
     except PlanError as exc:
         raise AnsibleError(str(exc))
 
@@ -172,6 +178,7 @@ SPECS = {
     "nccl_env": lambda get, render: area_spec("nccl_env", get, render),
     "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
     "opensm": lambda get, render: area_spec("opensm", get, render),
+    "rails": lambda get, render: area_spec("rails", get, render),
 }
 
 
