@@ -11,20 +11,20 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 name: role_spec
 author: rdma.fabric contributors (@rdma-fabric)
-short_description: A role's settings dict, files or drift spec, built from the host's variables
+short_description: An area object's spec, built from the host's variables
 version_added: 0.3.0
 description:
-  - Returns one of the dicts or lists the rdma.fabric roles read their variables through, built
-    in Python from the host's variables. The roles' C(vars/main.yml) define their private
-    variables with it (for example C(__roce_qos_settings) and C(__roce_qos_drift_spec)), so the
-    role's tasks and the drift check read the same dicts, with one home for which variable
-    goes where.
-  - It costs less controller CPU than the Jinja dict literals it replaces. Ansible compiles
-    every template string in every forked worker, once per host, and only the variables whose
-    values are templates are templated here.
+  - Returns the spec of an area object (plugins/module_utils/areas/), built in Python from the host's
+    variables. The variables read are the options of the role's C(meta/argument_specs.yml), checked as
+    the role's argument validation checks them (a refused value is an error naming the variable and the
+    value), plus the few the area names from elsewhere (for example C(inventory_hostname)).
+  - The roles' C(vars/main.yml) define their C(__AREA_spec) with it (for example C(__roce_qos_spec)), so
+    the role's tasks, the drift check and C(playbooks/plan.yml) read the same spec, with one home for
+    which variable goes where.
+  - It costs less controller CPU than Jinja dict literals. Ansible compiles every template string in
+    every forked worker, once per host, and only the variables whose values are templates are templated here.
   - Files are rendered with P(rdma.fabric.role_template#lookup).
-  - "The names are V(roce_qos_settings), V(roce_qos_files), V(roce_qos_units), V(roce_qos_drift_spec),
-    V(nccl_env) (the nccl_env area object's spec) and V(gpudirect) (the gpudirect area object's spec)."
+  - The names are the areas V(roce_qos), V(nccl_env), V(gpudirect), V(opensm), V(rails) and V(health).
 options:
   _terms:
     description: The names, each one of those listed above.
@@ -36,12 +36,12 @@ options:
 EXAMPLES = r"""
 - name: Show the settings the roce_qos role applies (its defaults and the inventory's values)
   ansible.builtin.debug:
-    msg: "{{ lookup('rdma.fabric.role_spec', 'roce_qos_settings') }}"
+    msg: "{{ lookup('rdma.fabric.role_spec', 'roce_qos').settings }}"
 """
 
 RETURN = r"""
 _raw:
-  description: The dict or list of each name, in the order of the terms.
+  description: The spec of each name, in the order of the terms.
   type: list
   elements: raw
 """
