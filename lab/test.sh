@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of rdma.fabric, stage by stage, with timings:
-#   lab/test.sh all              deps, venv, image, unit, build, galaxy, sanity, lint, docs, ee, molecule (all scenarios)
+#   lab/test.sh all              deps, venv, image, unit, build, galaxy, sanity, lowest ansible-core, lint, docs, ee, molecule (all scenarios)
 #   lab/test.sh unit|sanity|lint|build
+#   lab/test.sh core             unit and sanity on the lowest ansible-core meta/runtime.yml claims (lab/core-matrix.sh)
 #   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
 #   lab/test.sh ee               the execution environment: build context, image, drift check in it
@@ -126,6 +127,7 @@ case "$what" in
     stage build run_build
     stage galaxy lab/galaxy.sh
     stage sanity run_sanity
+    stage "lowest ansible-core" lab/core-matrix.sh
     stage lint run_lint
     stage docs lab/docs.sh lint
     stage ee lab/ee.sh
@@ -136,6 +138,7 @@ case "$what" in
   lint) stage lint run_lint ;;
   build) stage build run_build ;;
   galaxy) stage galaxy lab/galaxy.sh ;;
+  core) stage "lowest ansible-core" lab/core-matrix.sh ;;
   docs) stage docs lab/docs.sh lint ;;
   ee)
     stage image lab/image.sh
@@ -151,6 +154,6 @@ case "$what" in
     stage image lab/image.sh
     stage bench "$top/lab/bench.sh"
     ;;
-  *) echo "usage: $0 all|unit|sanity|lint|build|galaxy|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 all|unit|sanity|lint|build|galaxy|core|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
 esac
 report
