@@ -70,7 +70,6 @@ def area_records(results, area, host):
     return _area("area_records", area).records(host, list(results.items()))
 
 
-
 def area_fleet(hostvars, area, hosts, options=None):
     """The area's comparison of the plans of the play's ``hosts`` (each host's ``__AREA`` var
     and its group_names, read once from ``hostvars``); ``options`` the plan's ``fleet``."""

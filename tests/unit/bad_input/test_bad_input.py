@@ -329,7 +329,6 @@ def _role_defaults(role, **over):
     return config
 
 
-
 def nccl_env_config_errors(variables):
     """The nccl_env role's checks (its preflight) of these variables."""
     return _nccl_env.config_errors(_nccl_env.settings(variables))
