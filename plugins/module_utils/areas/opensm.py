@@ -143,7 +143,7 @@ def normalize_key(value, variable="the key"):
     is still close to the real one)."""
     if not _guid.is_guid(value):
         raise PlanError("%s: not a 64-bit key (0x and 1-16 hex digits); the value is not printed"
-                                 % (variable,))
+                        % (variable,))
     return _guid.normalize_guid(value)
 
 
@@ -435,11 +435,11 @@ def conf_value(value, option=None):
         return text
     if not isinstance(option, str) or not OPTION_NAME_RE.fullmatch(option):
         raise PlanError("opensm_extra_options[%r]: not an opensm.conf option name (lower-case letters, "
-                                 "digits and '_', no space or line break)" % (option,))
+                        "digits and '_', no space or line break)" % (option,))
     if any(ch in LINE_BREAKS for ch in text) or "\x00" in text:
         source = MANAGED_OPTIONS.get(option) or "opensm_extra_options[%r]" % (option,)
         raise PlanError("%s: the opensm.conf value of %s, %s, holds a line break (or NUL), which would add "
-                                 "lines to opensm.conf" % (source, option, _shown(option, value)))
+                        "lines to opensm.conf" % (source, option, _shown(option, value)))
     return text
 
 
@@ -757,7 +757,6 @@ def node_plan(gathered, files, units=None, binaries=None, install=True):
                 break
     return {"install": need_install, "files": differ, "units": units_differ,
             "change": need_install or bool(differ) or bool(units_differ), "reasons": reasons}
-
 
 
 # ------------------------------------------------------------------ the area object

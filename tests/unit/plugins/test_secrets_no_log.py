@@ -75,8 +75,9 @@ OPENSM_CONF_FACTS = ("__opensm",)
 
 def test_every_opensm_task_holding_opensm_conf_is_no_log():
     """A node_files task (its result holds the files' content under --diff or with content:
-    true, its parameters opensm.conf) and a set_fact of the plan (the files' content): no_log, the registered value stays usable. An assert's result holds its condition,
-    not the values, and keeps its message."""
+    true, its parameters opensm.conf) and a set_fact of the plan (the files' content): no_log,
+    the registered value stays usable. An assert's result holds its condition, not the values,
+    and keeps its message."""
     checked = []
     for path in sorted(glob.glob(os.path.join(REPO, "roles", "opensm", "tasks", "*.yml"))):
         with open(path) as handle:
