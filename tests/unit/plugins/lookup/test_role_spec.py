@@ -33,6 +33,8 @@ PLAY = """
     - {import_role: {name: rdma.fabric.opensm, tasks_from: drift_spec}}
     # the health role's variables, and its preflight run on them (the area's checks)
     - {import_role: {name: rdma.fabric.health, tasks_from: preflight}}
+    # the rails role's variables, and its preflight (the area's and the rail planner's checks)
+    - {import_role: {name: rdma.fabric.rails, tasks_from: preflight}}
     - name: Every name, and the role_template text of a file, as the run sees them
       ansible.builtin.debug:
         msg:
@@ -58,6 +60,7 @@ all:
       nccl_env_environment_file: /etc/nccl.env
       opensm_sm_key: "0x00000000c0ffee01"
       opensm_role: master
+      rails_pools: [10.10.0.0/24, 10.10.1.0/24]
 """ % sys.executable
 
 
@@ -180,7 +183,7 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
 
 def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
     role_vars = {}
-    for role in ("roce_qos", "nccl_env", "gpudirect", "opensm", "health"):
+    for role in ("roce_qos", "nccl_env", "gpudirect", "opensm", "health", "rails"):
         with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
             role_vars.update(yaml.safe_load(handle))
     for name in NAMES:
