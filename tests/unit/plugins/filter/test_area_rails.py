@@ -35,7 +35,9 @@ def _variables(**over):
 def _spec(**over):
     """The spec as the role_spec lookup builds it: the argument spec's check and the planner's."""
     variables = _variables(**over)
-    get = lambda name, *default: variables[name] if name in variables else (default[0] if default else None)
+
+    def get(name, *default):
+        return variables[name] if name in variables else (default[0] if default else None)
     return _role_specs.area_spec("rails", get, lambda term, template_vars=None: "")
 
 

@@ -215,4 +215,3 @@ def test_the_health_spec_ships_the_timer_runner_and_what_it_imports(run):
     assert not any(p.endswith("/module_utils/_kernel_cmdline.py") for p in paths)
     assert spec["settings"]["host"] == "gpu1" and spec["read"]["host"] == "gpu1"
     assert spec["settings"]["report_dir"].endswith("/health-report")      # a template default, templated
-
