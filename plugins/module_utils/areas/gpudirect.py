@@ -31,11 +31,11 @@ __metaclass__ = type
 import posixpath
 import re
 
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args, _pcie_acs
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "gpudirect"
 PREFIX = "gpudirect_"
@@ -142,26 +142,11 @@ def acs_mask():
     return "%04x" % _pcie_acs.REDIRECT_MASK
 
 
-def _flag(name, value):
-    """A boolean variable converted as ``| bool`` converts it; a value that is no boolean is an
-    error naming the variable and the value. Null is false."""
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables):
     """The role's settings (keys without the ``gpudirect_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
-    return out
+    return role_settings(variables, PREFIX, FLAGS)
 
 
 def file_path(settings, setting, name):

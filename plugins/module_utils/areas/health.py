@@ -24,10 +24,10 @@ import json
 import math
 import re
 
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _health
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "health"
 PREFIX = "health_"
@@ -45,22 +45,10 @@ TIMER_FILES = (
 TIMER_UNIT = "rdma-fabric-health.timer"
 
 
-def _flag(name, value):
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables):
     """The role's settings (keys without the ``health_`` prefix), the host and the environment."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
+    out = role_settings(variables, PREFIX, FLAGS)
     out["host"] = variables.get("inventory_hostname")
     out["environment"] = variables.get("rdma_fabric_environment") or {}
     return out

@@ -31,11 +31,11 @@ import hashlib
 import ipaddress
 import re
 
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_consistency
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "nccl_env"
 PREFIX = "nccl_env_"
@@ -117,26 +117,11 @@ def _extra(settings):
 # ------------------------------------------------------------------ settings and their checks
 
 
-def _flag(name, value):
-    """A boolean variable converted as ``| bool`` converts it; a value that is no boolean is an
-    error naming the variable and the value. Null is false."""
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables):
     """The role's settings (keys without the ``nccl_env_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
-    return out
+    return role_settings(variables, PREFIX, FLAGS)
 
 
 def spec(variables, render):

@@ -37,11 +37,11 @@ import hashlib
 import math
 import re
 
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat, _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, PlanError, check_name
 from ansible_collections.rdma.fabric.plugins.module_utils._guid import normalize_guid
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 
 # ------------------------------------------------------------------ the node: ports, priority, family
@@ -818,24 +818,12 @@ SLOTS = {"guid": "@RDMA_FABRIC_OPENSM_GUID@", "partitions_file": "@RDMA_FABRIC_O
 HIDDEN = "(hidden, differs)"
 
 
-def _flag(name, value):
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables):
     """The role's settings (keys without the ``opensm_`` prefix) from ``variables``, the templated
     value of every variable of the role's argument spec, plus ``groups`` when defined:
     ``unknown_ha_hosts`` is then the names of opensm_ha_hosts the inventory does not hold."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
+    out = role_settings(variables, PREFIX, FLAGS)
     groups = variables.get("groups")
     ha_hosts = out.get("ha_hosts")
     out["unknown_ha_hosts"] = None

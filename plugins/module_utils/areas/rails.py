@@ -31,9 +31,9 @@ __metaclass__ = type
 
 import ipaddress
 
-from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "rails"
 PREFIX = "rails_"
@@ -51,23 +51,11 @@ SYSCTL_FILE = "/etc/sysctl.d/60-rdma-rails.conf"
 DEFAULT_HEADER = "Managed by Ansible (rdma.fabric.rails)"
 
 
-def _flag(name, value):
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables, planner_errors=()):
     """The role's settings (keys without ``rails_``), ``host``, ``hosts`` (the play's),
     ``node`` (the host's slice of the rail plan, or None) and ``planner_errors``."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
+    out = role_settings(variables, PREFIX, FLAGS)
     out["host"] = variables.get("inventory_hostname")
     out["hosts"] = list(variables.get("ansible_play_hosts_all") or [])
     out["node"] = variables.get("__rails_node")

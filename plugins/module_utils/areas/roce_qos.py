@@ -32,7 +32,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, 
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError, check_name, sysfs_root
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
-from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "roce_qos"
 PREFIX = "roce_qos_"
@@ -436,26 +436,12 @@ def roce_qos_config(facts, settings):
 # ------------------------------------------------------------------ the area object
 
 
-def _flag(name, value):
-    """A boolean variable converted as ``| bool`` converts it; a value that is no boolean is an
-    error naming the variable and the value (the bool filter would make it false). Null is false."""
-    if value is None:
-        return False
-    try:
-        return boolean(value, strict=True)
-    except TypeError:
-        raise PlanError("%s=%r: expected a boolean (true/false, yes/no, on/off, 1/0)" % (name, value))
-
 
 def settings(variables):
     """The role's settings (keys without the ``roce_qos_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec, plus those of
     ``OTHER_VARIABLES`` that are defined: ``nccl_roce_dscp`` is ``nccl_env_roce_dscp``."""
-    out = {}
-    for name, value in variables.items():
-        if name.startswith(PREFIX):
-            key = name[len(PREFIX):]
-            out[key] = _flag(name, value) if key in FLAGS else value
+    out = role_settings(variables, PREFIX, FLAGS)
     out["nccl_roce_dscp"] = variables.get("nccl_env_roce_dscp")
     return out
 
