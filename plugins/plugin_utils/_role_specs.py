@@ -141,6 +141,11 @@ def checked_variables(role, get, others=()):
     if result.error_messages:
         raise AnsibleError("rdma.fabric.%s: %s" % (role, "; ".join(_spec_error(m, variables)
                                                                    for m in result.error_messages)))
+    # a number the inventory gives as a template is text before ansible-core 2.19's native
+    # types ("{{ roce_qos_roce_dscp }}" is '26'): the spec's conversion, as the role's own check does
+    for name, option in options.items():
+        if option.get("type") in ("int", "float") and isinstance(variables.get(name), str):
+            variables[name] = result.validated_parameters[name]
     variables.update((name, get(name, None)) for name in others)
     return variables
 

@@ -442,7 +442,9 @@ def settings(variables):
     templated value of every variable of the role's argument spec, plus those of
     ``OTHER_VARIABLES`` that are defined: ``nccl_roce_dscp`` is ``nccl_env_roce_dscp``."""
     out = role_settings(variables, PREFIX, FLAGS)
-    out["nccl_roce_dscp"] = variables.get("nccl_env_roce_dscp")
+    dscp = variables.get("nccl_env_roce_dscp")
+    # a template before ansible-core 2.19's native types gives text ("26")
+    out["nccl_roce_dscp"] = int(dscp) if isinstance(dscp, str) and dscp.strip().isdigit() else dscp
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import inspect
 import json
 import os
 import sys
@@ -41,10 +42,20 @@ def main(repo):
     from ansible.template import Templar
 
     loader = DataLoader()
+    # ansible-core 2.19 loads strings as untrusted unless told; earlier versions take no such argument
+    TRUSTED = {"trusted_as_template": True} if "trusted_as_template" in inspect.signature(loader.load_from_file).parameters else {}
 
     def load(role, *parts):
         path = os.path.join(repo, "roles", role, *parts)
-        return (loader.load_from_file(path, trusted_as_template=True) or {}) if os.path.exists(path) else {}
+        return (loader.load_from_file(path, **TRUSTED) or {}) if os.path.exists(path) else {}
+
+    def _true(templar, condition):
+        if hasattr(templar, "evaluate_conditional"):   # ansible-core 2.19
+            return templar.evaluate_conditional(condition)
+        from ansible.playbook.conditional import Conditional
+        conditional = Conditional(loader=loader)
+        conditional.when = [condition]
+        return conditional.evaluate_conditional(templar, templar.available_variables)
 
     out = {}
     for case in json.load(sys.stdin):
@@ -82,11 +93,11 @@ def main(repo):
             templar = Templar(loader=loader, variables=dict(variables, **(task.get("vars") or {})))
             try:
                 when = task.get("when")
-                if when is not None and not all(templar.evaluate_conditional(c) for c in
+                if when is not None and not all(_true(templar, c) for c in
                                                 (when if isinstance(when, list) else [when])):
                     continue
                 that = args["that"] if isinstance(args["that"], list) else [args["that"]]
-                if all(templar.evaluate_conditional(c) for c in that):
+                if all(_true(templar, c) for c in that):
                     continue
                 msg = templar.template(args.get("fail_msg", args.get("msg", "Assertion failed")))
             except Exception as exc:   # the task fails with the templating error

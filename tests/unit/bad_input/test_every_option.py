@@ -43,7 +43,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
+from ansible_collections.rdma.fabric.tests.unit.helpers import patch_module_args
 
 from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.bad_input import test_bad_input as table

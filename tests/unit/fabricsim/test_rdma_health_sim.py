@@ -40,7 +40,7 @@ def _wire(sim, monkeypatch, tmp_path):
 def run(monkeypatch, args):
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", helpers._exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", helpers._fail_json)
-    from ansible.module_utils.testing import patch_module_args
+    from ansible_collections.rdma.fabric.tests.unit.helpers import patch_module_args
     with patch_module_args(args):
         try:
             rdma_health.main()
@@ -281,7 +281,7 @@ def test_lossless_without_lldpad_or_with_firmware_dcbx(sim, monkeypatch, tmp_pat
 def _main(monkeypatch, main, args):
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", helpers._exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", helpers._fail_json)
-    from ansible.module_utils.testing import patch_module_args
+    from ansible_collections.rdma.fabric.tests.unit.helpers import patch_module_args
     with patch_module_args(args):
         try:
             main()

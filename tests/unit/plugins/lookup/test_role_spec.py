@@ -14,6 +14,10 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as S
 
+# ansible-core 2.19 ships the json stdout callback; before, it is ansible.posix's
+JSON_CALLBACK = "ansible.builtin.json" if hasattr(__import__("ansible.template", fromlist=["Templar"]).Templar,
+                                                    "evaluate_expression") else "ansible.posix.json"
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 NAMES = sorted(S.SPECS)
 
@@ -67,8 +71,9 @@ all:
 def _run(tmp_path, play=PLAY):
     (tmp_path / "play.yml").write_text(play)
     (tmp_path / "inventory.yml").write_text(INVENTORY)
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"),
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK=JSON_CALLBACK,
+               ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([os.path.join(REPO, ".cache", "collections")] + (
+                   [] if JSON_CALLBACK.startswith("ansible.builtin.") else [os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")])),
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
                            str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
