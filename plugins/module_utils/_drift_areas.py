@@ -105,16 +105,6 @@ def readers(specs):
     return wanted
 
 
-def fill_slots(text, slots, plan):
-    """A file rendered on the controller with a slot (``@NAME@``) where a value of the node's
-    plan goes (``{slot: plan key}``), filled from this node's plan; a list is joined by spaces,
-    as the templates join it."""
-    for slot, key in sorted((slots or {}).items()):
-        value = plan[key]
-        text = text.replace(slot, " ".join(value) if isinstance(value, (list, tuple)) else str(value))
-    return text
-
-
 def plan_inputs(area, spec, facts, host):
     """An area's inputs (what its role would set) from the controller's ``spec`` and this
     node's ``facts``, with the role's own planners. A PlanError is the area's config record."""
