@@ -142,7 +142,6 @@ def acs_mask():
     return "%04x" % _pcie_acs.REDIRECT_MASK
 
 
-
 def settings(variables):
     """The role's settings (keys without the ``gpudirect_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec."""

@@ -45,7 +45,6 @@ TIMER_FILES = (
 TIMER_UNIT = "rdma-fabric-health.timer"
 
 
-
 def settings(variables):
     """The role's settings (keys without the ``health_`` prefix), the host and the environment."""
     out = role_settings(variables, PREFIX, FLAGS)

@@ -117,7 +117,6 @@ def _extra(settings):
 # ------------------------------------------------------------------ settings and their checks
 
 
-
 def settings(variables):
     """The role's settings (keys without the ``nccl_env_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec."""

@@ -818,7 +818,6 @@ SLOTS = {"guid": "@RDMA_FABRIC_OPENSM_GUID@", "partitions_file": "@RDMA_FABRIC_O
 HIDDEN = "(hidden, differs)"
 
 
-
 def settings(variables):
     """The role's settings (keys without the ``opensm_`` prefix) from ``variables``, the templated
     value of every variable of the role's argument spec, plus ``groups`` when defined:

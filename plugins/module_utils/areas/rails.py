@@ -51,7 +51,6 @@ SYSCTL_FILE = "/etc/sysctl.d/60-rdma-rails.conf"
 DEFAULT_HEADER = "Managed by Ansible (rdma.fabric.rails)"
 
 
-
 def settings(variables, planner_errors=()):
     """The role's settings (keys without ``rails_``), ``host``, ``hosts`` (the play's),
     ``node`` (the host's slice of the rail plan, or None) and ``planner_errors``."""

@@ -436,7 +436,6 @@ def roce_qos_config(facts, settings):
 # ------------------------------------------------------------------ the area object
 
 
-
 def settings(variables):
     """The role's settings (keys without the ``roce_qos_`` prefix) from ``variables``, the
     templated value of every variable of the role's argument spec, plus those of

@@ -15,8 +15,8 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as S
 
 # ansible-core 2.19 ships the json stdout callback; before, it is ansible.posix's
-JSON_CALLBACK = "ansible.builtin.json" if hasattr(__import__("ansible.template", fromlist=["Templar"]).Templar,
-                                                    "evaluate_expression") else "ansible.posix.json"
+_NATIVE = hasattr(__import__("ansible.template", fromlist=["Templar"]).Templar, "evaluate_expression")
+JSON_CALLBACK = "ansible.builtin.json" if _NATIVE else "ansible.posix.json"
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 NAMES = sorted(S.SPECS)
