@@ -62,7 +62,7 @@ run_sanity() {
   # Outside the work tree: inside it, ansible-test would ask git and see only tracked files.
   local dest="${TMPDIR:-/tmp}/rdma-fabric-sanity/ansible_collections/rdma/fabric"
   rm -rf "$dest" && mkdir -p "$dest"
-  git ls-files --cached --others --exclude-standard -z | rsync -a --from0 --files-from=- ./ "$dest/"
+  git ls-files --cached --others --exclude-standard -z | rsync -a --from0 --ignore-missing-args --files-from=- ./ "$dest/"
   # ansible-test runs from its own venv, with HOME under .cache so that its per-test
   # venvs and its pip bootstrap stand-in (lab/get_pip_offline.py) stay in the project.
   local home="$top/.cache/sanity-home" svenv="$top/.cache/sanity-venv"
