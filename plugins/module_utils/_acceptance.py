@@ -1,0 +1,676 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fabric acceptance on the controller: which nodes test against which, in rounds; which node
+and rail a failing pair points at; the thresholds a figure is judged against. Pure functions,
+no I/O (docs/fabric_test.md "Planning" and "Thresholds").
+
+- ``plan_rounds(nodes, k, leaves)``: pair tests for a whole fleet, ``[[(server, client), ...], ...]``;
+  every node meets at least ``k`` distinct peers, nobody is in two tests of one round, no pair
+  twice, at most ``k + 1`` rounds whatever the fleet size.
+- ``onboard_rounds(new, good, k)``: every new node against ``k`` distinct known-good nodes.
+- ``isolation_rounds(failed, passed, k)``: each node of a failing pair against nodes that
+  passed the same rail, ``[[(server, client, [rails]), ...], ...]``.
+- ``verdicts(results)``: per (node, rail, check) ``pass``/``fail``/``undetermined`` with the
+  evidence; ``records_from_verdicts`` turns them into report records.
+- ``THRESHOLDS``, ``thresholds(settings, rate_gbps, node_type)``, ``check_settings(settings)``,
+  ``judge(result, thr, host, peer)``: the figures a test must reach, where each comes from.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+
+VARIABLE = "fabric_test_peers"
+SETTINGS_VARIABLE = "fabric_test_thresholds"
+
+# --------------------------------------------------------------------------- thresholds
+# Defaults, with where each figure comes from (docs/fabric_test.md "Thresholds"):
+# - bw_fraction 0.9: Mellanox/ngc_multinode_perf (NGC-Ready multinode certification) passes a
+#   perftest bandwidth test at 90% of the port rate (common.sh: BW_PASS_RATE = 0.9 * port rate,
+#   times 2 for its bidirectional runs; README "Pass criterion is 90% of the port link speed",
+#   commit 7d08085). At 200 Gb/s (HDR) that is 180 Gb/s, the floor azurehpc-health-checks sets for
+#   ND A100 v4 (conf/nd96asr_v4.conf `check_ib_bw_gdr 180.0`); at 400 Gb/s (NDR) 360 Gb/s, its
+#   floor for ND H200 v5 (conf/nd96isr_h200_v5.conf `check_ib_bw_gdr 360`; ND H100 v5 uses 380,
+#   conf/nd96isr_h100_v5.conf, commit 0e0a1ac). Azure's figures are GPUDirect loopback tests.
+# - lat_max_us: ngc_multinode_perf fails ib_write_lat/ib_send_lat above 2.5 us average
+#   (4.5 us for read; common.sh LAT_PASS_VAL, issue Mellanox/ngc_multinode_perf#84) -- InfiniBand;
+#   oracle-quickstart/oci-hpc fails ib_write_lat (8 bytes, t_avg) above 5 us on its RoCE shapes
+#   (playbooks/roles/healthchecks/files/multi_node_active_healthcheck.py, ib_write_lat 5; 9 on
+#   GB200 shapes; commit b5285a6) -- Ethernet (RoCE).
+# - nccl_busbw_min_gbps: all_reduce_perf "Avg bus bandwidth" across nodes, in GB/s (gigabytes, the
+#   unit nccl-tests prints), per node type. No default: it depends on the GPUs and on every rail's
+#   rate. The by_node_type entries are oci-hpc's multi-node NCCL floors for its shapes (same file,
+#   "threshold"), named as OCI names them; give your own in fabric_test_thresholds.by_node_type.
+THRESHOLDS = {
+    "bw_fraction": 0.9,
+    "bw_min_gbps": None,
+    "lat_max_us": None,  # None: by link type below
+    "lat_max_us_by_link": {"IB": 2.5, "Ethernet": 5.0},
+    "nccl_busbw_min_gbps": None,
+    "by_rate": {},
+    "by_node_type": {
+        "BM.GPU4.8": {"nccl_busbw_min_gbps": 185.0},
+        "BM.GPU.A100-v2.8": {"nccl_busbw_min_gbps": 185.0},
+        "BM.GPU.B4.8": {"nccl_busbw_min_gbps": 185.0},
+        "BM.GPU.H100.8": {"nccl_busbw_min_gbps": 440.0},
+        "BM.GPU.H200.8": {"nccl_busbw_min_gbps": 440.0},
+        "BM.GPU.B200.8": {"nccl_busbw_min_gbps": 440.0},
+    },
+}
+# the keys one layer (top level, by_rate.RATE, by_node_type.NAME) may set
+LAYER_KEYS = ("bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps")
+SETTINGS_KEYS = LAYER_KEYS + ("by_rate", "by_node_type")
+CHECK_BW = "perftest.write_bw"
+CHECK_LAT = "perftest.write_lat"
+CHECK_NCCL = "nccl.all_reduce"
+
+
+def _number(value):
+    """A float from a number or a numeric string; None when it is neither (booleans are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    if math.isnan(number) or math.isinf(number):
+        return None
+    return number
+
+
+def _layer_errors(layer, where):
+    errors = []
+    if not isinstance(layer, dict):
+        return ["%s=%r: expected a dict of %s" % (where, layer, ", ".join(LAYER_KEYS))]
+    for key in sorted(layer, key=str):
+        value = layer[key]
+        name = "%s.%s" % (where, key)
+        if key not in LAYER_KEYS:
+            errors.append("%s: unknown setting; expected one of %s" % (name, ", ".join(LAYER_KEYS)))
+            continue
+        if value is None:
+            continue
+        number = _number(value)
+        if key == "bw_fraction":
+            if number is None or not 0 < number <= 1:
+                errors.append("%s=%r: expected a number between 0 and 1" % (name, value))
+        elif number is None or number <= 0:
+            errors.append("%s=%r: expected a positive number (%s)" % (
+                name, value, "us" if key == "lat_max_us" else "GB/s" if key.startswith("nccl") else "Gb/s"))
+    return errors
+
+
+def check_settings(settings):
+    """Every problem of ``fabric_test_thresholds`` as ``fabric_test_thresholds.KEY=VALUE: ...``
+    strings ([] when good, and for None). Shape::
+
+        {bw_fraction: 0.9, bw_min_gbps: 360, lat_max_us: 2.5, nccl_busbw_min_gbps: 300,
+         by_rate: {400: {bw_fraction: 0.95}},            # port rate in Gb/s
+         by_node_type: {gpu-h100: {nccl_busbw_min_gbps: 350, lat_max_us: 3}}}
+    """
+    if settings is None:
+        return []
+    if not isinstance(settings, dict):
+        return ["%s=%r: expected a dict of %s" % (SETTINGS_VARIABLE, settings, ", ".join(SETTINGS_KEYS))]
+    errors = _layer_errors(dict((k, v) for k, v in settings.items() if k not in ("by_rate", "by_node_type")),
+                           SETTINGS_VARIABLE)
+    by_rate = settings.get("by_rate")
+    if by_rate is not None:
+        if not isinstance(by_rate, dict):
+            errors.append("%s.by_rate=%r: expected a dict {port rate in Gb/s: {%s}}" % (
+                SETTINGS_VARIABLE, by_rate, ", ".join(LAYER_KEYS)))
+        else:
+            for rate in sorted(by_rate, key=str):
+                number = _number(rate)
+                if number is None or number <= 0:
+                    errors.append("%s.by_rate.%s: %r is not a port rate in Gb/s (a positive number)"
+                                  % (SETTINGS_VARIABLE, rate, rate))
+                errors.extend(_layer_errors(by_rate[rate], "%s.by_rate.%s" % (SETTINGS_VARIABLE, rate)))
+    by_type = settings.get("by_node_type")
+    if by_type is not None:
+        if not isinstance(by_type, dict):
+            errors.append("%s.by_node_type=%r: expected a dict {node type: {%s}}" % (
+                SETTINGS_VARIABLE, by_type, ", ".join(LAYER_KEYS)))
+        else:
+            for name in sorted(by_type, key=str):
+                errors.extend(_layer_errors(by_type[name], "%s.by_node_type.%s" % (SETTINGS_VARIABLE, name)))
+    return errors
+
+
+def _rate_layer(by_rate, rate):
+    if not isinstance(by_rate, dict) or rate is None:
+        return {}
+    for key, value in by_rate.items():
+        number = _number(key)
+        if number is not None and abs(number - rate) < 1e-9:
+            return value or {}
+    return {}
+
+
+def thresholds(settings, rate_gbps, node_type=None, link_type=None):
+    """``{"bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps"}`` for a port of
+    ``rate_gbps`` (its active rate, Gb/s) on a node of ``node_type``, ``link_type`` ``IB`` or
+    ``Ethernet`` (the latency default; IB when not given).
+
+    Layers, each overriding the one before: THRESHOLDS, THRESHOLDS.by_rate[rate],
+    THRESHOLDS.by_node_type[node_type], then the same three of ``settings``
+    (``fabric_test_thresholds``). ``bw_min_gbps`` is ``bw_fraction * rate_gbps`` unless the most
+    specific layer that sets either of the two sets ``bw_min_gbps`` (an absolute floor).
+    ``nccl_busbw_min_gbps`` is in GB/s (nccl-tests' busbw unit); None means not judged. ``bw_min_gbps``
+    is None when the rate is unknown and no floor is set. Raises ValueError with
+    ``check_settings``' messages on bad settings."""
+    errors = check_settings(settings)
+    if errors:
+        raise ValueError("; ".join(errors))
+    rate = _number(rate_gbps)
+    if rate_gbps is not None and (rate is None or rate <= 0):
+        raise ValueError("port rate %r: expected a positive number of Gb/s" % (rate_gbps,))
+    lat = THRESHOLDS["lat_max_us_by_link"].get("Ethernet" if link_type in ("Ethernet", "RoCE", "roce", "eth") else "IB")
+    out = {"bw_fraction": THRESHOLDS["bw_fraction"], "bw_min_gbps": None, "lat_max_us": lat,
+           "nccl_busbw_min_gbps": THRESHOLDS["nccl_busbw_min_gbps"]}
+    absolute = False
+    layers = []
+    for source in (THRESHOLDS, settings or {}):
+        top = dict((k, v) for k, v in source.items() if k in LAYER_KEYS)
+        layers += [top, _rate_layer(source.get("by_rate"), rate),
+                   (source.get("by_node_type") or {}).get(node_type) or {} if node_type is not None else {}]
+    for layer in layers:
+        for key in LAYER_KEYS:
+            if layer.get(key) is None:
+                continue
+            value = _number(layer[key])
+            if key == "bw_fraction":
+                out["bw_fraction"], absolute = value, False
+            elif key == "bw_min_gbps":
+                out["bw_min_gbps"], absolute = value, True
+            else:
+                out[key] = value
+    if not absolute:
+        out["bw_min_gbps"] = round(out["bw_fraction"] * rate, 3) if rate is not None else None
+    return out
+
+
+# --------------------------------------------------------------------------- judging one test
+def _object(result, peer=None):
+    rail = result.get("rail")
+    name = "node" if rail is None else "rail%s" % rail
+    if result.get("device"):
+        name += "/%s" % result["device"]
+    if peer is not None:
+        name += " peer %s" % peer
+    return name
+
+
+def _fmt(value):
+    return ("%.2f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+
+
+def judge(result, thr, host, peer=None):
+    """Report records (``{host, check, object, expected, actual, severity, diagnosis}``) for one
+    test of ``host`` against ``peer``; [] when it passed.
+
+    ``result``: ``{"check": "perftest.write_bw"|"perftest.write_lat"|"nccl.all_reduce", "rail": int|None,
+    "device": "mlx5_0"|None, "figure": float|None, "error": str|None}`` with the figure in Gb/s
+    (bandwidth, average), us (latency, t_avg) or GB/s (NCCL bus bandwidth); ``thr``: from
+    ``thresholds``. A test with an error has the tool's error text as ``actual``; a test with
+    neither a figure nor an error, or a check with no threshold, is a record too (never a pass)."""
+    check = result.get("check")
+    base = {"host": host, "check": check, "object": _object(result, peer)}
+    error = result.get("error")
+    figure = _number(result.get("figure"))
+    if error:
+        return [dict(base, expected="the test runs to the end", actual=str(error), severity="error",
+                     diagnosis="%s did not complete%s" % (check, " with %s" % peer if peer else ""))]
+    if figure is None:
+        return [dict(base, expected="a figure", actual=result.get("figure"), severity="error",
+                     diagnosis="%s printed no figure (no result line)" % check)]
+    if check == CHECK_BW:
+        floor, unit, low = thr.get("bw_min_gbps"), "Gb/s", True
+        key = "bw_min_gbps"
+    elif check == CHECK_LAT:
+        floor, unit, low = thr.get("lat_max_us"), "us", False
+        key = "lat_max_us"
+    elif check == CHECK_NCCL:
+        floor, unit, low = thr.get("nccl_busbw_min_gbps"), "GB/s", True
+        key = "nccl_busbw_min_gbps"
+    else:
+        raise ValueError("check %r: expected %s, %s or %s" % (check, CHECK_BW, CHECK_LAT, CHECK_NCCL))
+    actual = "%s %s" % (_fmt(figure), unit)
+    if floor is None:
+        return [dict(base, expected="a threshold (%s.%s)" % (SETTINGS_VARIABLE, key), actual=actual, severity="warning",
+                     diagnosis="no %s threshold for this node: the figure is not judged" % key)]
+    if low and figure < floor:
+        return [dict(base, expected=">= %s %s" % (_fmt(float(floor)), unit), actual=actual, severity="error",
+                     diagnosis="%s below the threshold" % ("bandwidth" if check == CHECK_BW else "bus bandwidth"))]
+    if not low and figure > floor:
+        return [dict(base, expected="<= %s %s" % (_fmt(float(floor)), unit), actual=actual, severity="error",
+                     diagnosis="latency above the threshold")]
+    return []
+
+
+# --------------------------------------------------------------------------- planning
+def _check_k(k):
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ValueError("%s=%r: expected a whole number >= 1" % (VARIABLE, k))
+    if k < 1:
+        raise ValueError("%s=%r: expected a whole number >= 1" % (VARIABLE, k))
+    return k
+
+
+def _unique(nodes, field):
+    if isinstance(nodes, (str, bytes)) or nodes is None:
+        raise ValueError("%s=%r: expected a list of node names" % (field, nodes))
+    out = list(nodes)
+    seen = set()
+    for node in out:
+        if node in seen:
+            raise ValueError("%s: node %s is listed twice" % (field, node))
+        seen.add(node)
+    return sorted(out, key=str)
+
+
+def _leaf_key(value):
+    if isinstance(value, dict):
+        return tuple(sorted((str(r), str(v)) for r, v in value.items()))
+    return value if value is None else str(value)
+
+
+def _split(nodes, leaves):
+    """Nodes in two halves A (N // 2) and B (the rest) such that every leaf but at most one (X)
+    is wholly on one side; X's part in A opens A, its part in B closes B. Returns A, B, |X|."""
+    count = len(nodes)
+    half = count // 2
+    if not leaves:
+        return nodes[:half], nodes[half:], 0
+    groups = {}
+    for node in nodes:
+        groups.setdefault(_leaf_key(leaves.get(node)), []).append(node)
+    order = sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))
+    side_a, rest, room = [], [], half
+    for _leaf, members in order:
+        if len(members) <= room:
+            side_a.extend(members)
+            room -= len(members)
+        else:
+            rest.append(members)
+    if room == 0:
+        side_b = [n for members in rest for n in members]
+        return side_a, side_b, 0
+    straddler = min(rest, key=len)  # every leaf left is bigger than the room left in A
+    others = [n for members in rest if members is not straddler for n in members]
+    return straddler[:room] + side_a, others + straddler[room:], len(straddler)
+
+
+def _bipartite(side_a, side_b, rounds):
+    """Round r pairs A[i] with B[(i + r) % |B|]; A serves in even rounds, B in odd ones."""
+    size_b = len(side_b)
+    plan = []
+    for shift in range(rounds):
+        pairs = []
+        for index, node in enumerate(side_a):
+            other = side_b[(index + shift) % size_b]
+            pairs.append((node, other) if shift % 2 == 0 else (other, node))
+        plan.append(pairs)
+    return plan
+
+
+def _interleave(nodes, leaves):
+    if not leaves:
+        return list(nodes)
+    groups = {}
+    for node in nodes:
+        groups.setdefault(_leaf_key(leaves.get(node)), []).append(node)
+    lists = [members for _leaf, members in sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))]
+    out = []
+    for index in range(max(len(m) for m in lists)):
+        out.extend(m[index] for m in lists if index < len(m))
+    return out
+
+
+def _circle(nodes, rounds):
+    """The circle method (round-robin tournament): one node fixed, the others rotate; a dummy
+    (a bye) when the count is odd. Every round is a matching, no pair comes twice in the
+    count - 1 (even) or count (odd) rounds there are. Roles: the fixed node serves in even rounds,
+    the pair at distance i has the node ahead serving when i is even; no node serves more than one
+    test more (or fewer) than it is client."""
+    seq = list(nodes)
+    if len(seq) % 2:
+        seq.append(None)
+    fixed, rot = seq[-1], seq[:-1]
+    size = len(rot)
+    plan = []
+    for r in range(rounds):
+        pairs = [(fixed, rot[r % size]) if r % 2 == 0 else (rot[r % size], fixed)]
+        for i in range(1, len(seq) // 2):
+            a, b = rot[(r + i) % size], rot[(r - i) % size]
+            pairs.append((a, b) if i % 2 == 0 else (b, a))
+        plan.append([p for p in pairs if p[0] is not None and p[1] is not None])
+    return plan
+
+
+def _trim(plan, k):
+    """Drop, from the last round, the pairs neither of whose nodes still needs a peer."""
+    if len(plan) < 2:
+        return plan
+    count = {}
+    for pairs in plan[:-1]:
+        for a, b in pairs:
+            count[a] = count.get(a, 0) + 1
+            count[b] = count.get(b, 0) + 1
+    last = [(a, b) for a, b in plan[-1] if count.get(a, 0) < k or count.get(b, 0) < k]
+    return plan[:-1] + ([last] if last else [])
+
+
+def plan_bound(count, k):
+    """The most rounds ``plan_rounds`` uses for ``count`` nodes: k for an even count, k + 1 for an odd one."""
+    return k if count % 2 == 0 else k + 1
+
+
+def plan_rounds(nodes, k=2, leaves=None):
+    """Pair tests for a fleet: ``[[(server, client), ...], ...]``, one list per round.
+
+    Guarantees: every node meets at least ``k`` distinct peers; no node is in two tests of one
+    round; no pair (either order) is tested twice; at most ``k + 1`` rounds whatever the number
+    of nodes N -- exactly ``k`` when N is even, ``k + 1`` when N is odd (the last round then holds
+    only the tests of the nodes that sat one round out). Server and client roles alternate by
+    round, so with k = 2 and N even every node serves once and is client once. Deterministic:
+    the nodes are sorted (by ``str``) first.
+
+    ``leaves``: ``{node: leaf}`` or ``{node: {rail: leaf}}`` (the rail plan's leaf per rail; nodes
+    whose leaves agree on every rail are on one "leaf"). Pairs across leaves are preferred: the
+    nodes are split in two halves so that every leaf but at most one (the straddler X) is wholly
+    on one side, and every test pairs one node of each half. Only X's two parts can then meet
+    each other, and not in the first ``ceil(N/2) - |X| + 1`` rounds; with no straddler (e.g. two
+    leaves of N/2, or leaves that fill a half exactly) every pair crosses leaves.
+
+    Method: for k <= N // 2, the halves A (N // 2 nodes) and B (the rest); round r pairs A[i]
+    with B[(i + r) % |B|] (a cyclic bipartite matching: distinct peers, never a pair twice).
+    For larger k (more peers than a half holds), the circle method on the nodes interleaved by
+    leaf. ValueError naming ``fabric_test_peers=<k>`` and the fleet size when k > N - 1, or k is
+    not a whole number >= 1.
+    """
+    order = _unique(nodes, "nodes")
+    k = _check_k(k)
+    count = len(order)
+    if count == 0:
+        return []
+    if k > count - 1:
+        raise ValueError("%s=%d: more than the %d other node%s of a fleet of %d; lower %s to at most %d"
+                         % (VARIABLE, k, count - 1, "" if count == 2 else "s", count, VARIABLE, max(count - 1, 0)))
+    if leaves is not None and not isinstance(leaves, dict):
+        raise ValueError("leaves=%r: expected {node: leaf} or {node: {rail: leaf}}" % (leaves,))
+    rounds = plan_bound(count, k)
+    if k <= count // 2:
+        side_a, side_b, _straddle = _split(order, leaves)
+        plan = _bipartite(side_a, side_b, rounds)
+    else:
+        plan = _circle(_interleave(order, leaves), rounds)
+    return _trim(plan, k) if rounds > k else plan
+
+
+def onboard_rounds(new, good, k=2):
+    """Tests of new nodes against known-good ones: ``[[(server, client), ...], ...]``.
+
+    Every new node meets ``k`` distinct good nodes and never another new node; no node is twice
+    in a round. New node i (sorted) meets good[(i + t) % G] in round ``(i // G) * k + t`` for
+    t < k (G good nodes): ``k * ceil(len(new) / G)`` rounds, k when there are at least as many
+    good nodes as new ones. The new node is the client in even rounds, the server in odd ones.
+    ValueError naming ``fabric_test_peers`` and the count of known-good nodes when G < k, or
+    a node that is both new and good."""
+    new = _unique(new, "new")
+    good = _unique(good, "good")
+    k = _check_k(k)
+    both = sorted(set(new) & set(good), key=str)
+    if both:
+        raise ValueError("node %s is both new and known-good" % ", ".join(str(n) for n in both))
+    if not new:
+        return []
+    size = len(good)
+    if size < k:
+        raise ValueError("%s=%d: only %d known-good node%s to test the new ones against; lower %s or admit more nodes"
+                         % (VARIABLE, k, size, "" if size == 1 else "s", VARIABLE))
+    blocks = (len(new) + size - 1) // size
+    plan = [[] for _ in range(blocks * k)]
+    for index, node in enumerate(new):
+        block, pos = divmod(index, size)
+        for t in range(k):
+            peer = good[(pos + t) % size]
+            r = block * k + t
+            plan[r].append((peer, node) if t % 2 == 0 else (node, peer))
+    return plan
+
+
+def _normalise_rail(rail):
+    if isinstance(rail, str) and rail.strip().isdigit():
+        return int(rail)
+    return rail
+
+
+def _failed_pairs(failed):
+    """``[(server, client, [rails])]`` from ``{(server, client): [rails]}`` or a list of
+    ``{"server", "client", "rails"}`` dicts or ``[server, client, rails]`` lists."""
+    out = []
+    if isinstance(failed, dict):
+        items = [(key[0], key[1], rails) for key, rails in failed.items()]
+    elif isinstance(failed, (list, tuple)):
+        items = []
+        for entry in failed:
+            if isinstance(entry, dict):
+                items.append((entry.get("server"), entry.get("client"), entry.get("rails")))
+            else:
+                items.append(tuple(entry))
+    else:
+        raise ValueError("failed=%r: expected {(server, client): [rails]}" % (failed,))
+    for server, client, rails in items:
+        if isinstance(rails, (int, str)):
+            rails = [rails]
+        out.append((server, client, sorted(set(_normalise_rail(r) for r in rails or []), key=str)))
+    return sorted(out, key=lambda item: (str(item[0]), str(item[1])))
+
+
+def isolation_rounds(failed, passed, k=1):
+    """Retests that name the node of a failing pair: ``[[(server, client, [rails]), ...], ...]``.
+
+    ``failed``: ``{(server, client): [rails]}`` -- the pairs and the rails that failed, in the
+    roles they had (a list of ``{"server", "client", "rails"}`` works too). ``passed``:
+    ``{rail: set(nodes)}`` -- the nodes that passed that rail in some test. Each node of a
+    failing pair is retested, in the role it had, against ``k`` distinct nodes that passed every
+    rail it failed (one peer for all its rails where one exists, else peers rail by rail); never
+    against its failing partner. A peer's rails are tested together (``[rails]``). Peers are
+    chosen least-loaded first, then the tests are packed greedily into rounds (no node twice in
+    a round): at most ``2 * D - 1`` rounds, D the most retests of one node (k times the peers a
+    node's rails need, or a passed node's share of the retests), which does not grow with the
+    fleet while the failing nodes are not more than the passed ones. A (node, rail) with no
+    passed peer left is not retested (its verdict stays undetermined unless other evidence)."""
+    k = _check_k(k)
+    pairs = _failed_pairs(failed)
+    good = {}
+    for rail, members in (passed or {}).items():
+        good[_normalise_rail(rail)] = set(members or ())
+    demand = {}
+    for server, client, rails in pairs:
+        for node, role, partner in ((server, "server", client), (client, "client", server)):
+            entry = demand.setdefault(node, {"role": role, "rails": set(), "exclude": set()})
+            entry["rails"].update(rails)
+            entry["exclude"].add(partner)
+    load = {}
+    tests = []
+    for node in sorted(demand, key=str):
+        entry = demand[node]
+        need = dict((rail, k) for rail in entry["rails"])
+        chosen = set()
+        while True:
+            open_rails = [r for r in sorted(need, key=str) if need[r] > 0]
+            if not open_rails:
+                break
+            score = {}
+            for rail in open_rails:
+                for peer in good.get(rail, ()):
+                    if peer == node or peer in entry["exclude"] or peer in chosen:
+                        continue
+                    score[peer] = score.get(peer, 0) + 1
+            if not score:
+                break
+            peer = min(score, key=lambda p: (-score[p], load.get(p, 0), str(p)))
+            rails = [r for r in open_rails if peer in good.get(r, ())]
+            for rail in rails:
+                need[rail] -= 1
+            chosen.add(peer)
+            load[peer] = load.get(peer, 0) + 1
+            load[node] = load.get(node, 0) + 1
+            tests.append((node, entry["role"], peer, rails))
+    busy = {}
+    plan = []
+    order = sorted(tests, key=lambda t: (-(load.get(t[0], 0) + load.get(t[2], 0)), str(t[0]), str(t[2])))
+    for node, role, peer, rails in order:
+        taken = busy.setdefault(node, set()) | busy.setdefault(peer, set())
+        r = 0
+        while r in taken:
+            r += 1
+        while len(plan) <= r:
+            plan.append([])
+        plan[r].append((node, peer, rails) if role == "server" else (peer, node, rails))
+        busy[node].add(r)
+        busy[peer].add(r)
+    return [sorted(pairs, key=lambda p: (str(p[0]), str(p[1]))) for pairs in plan]
+
+
+# --------------------------------------------------------------------------- verdicts
+def _tests_by_key(results):
+    by_key = {}
+    for index, result in enumerate(results or []):
+        if not isinstance(result, dict):
+            raise ValueError("results[%d]=%r: expected a dict with server, client, rail, check, ok" % (index, result))
+        for key in ("server", "client", "check", "ok"):
+            if key not in result:
+                raise ValueError("results[%d]: %s is missing" % (index, key))
+        rail = _normalise_rail(result.get("rail"))
+        for node, peer, role in ((result["server"], result["client"], "server"),
+                                 (result["client"], result["server"], "client")):
+            test = {"peer": peer, "role": role, "ok": bool(result["ok"]), "figure": result.get("figure"),
+                    "error": result.get("error"), "phase": result.get("phase", "round")}
+            if result.get("device"):
+                test["device"] = result["device"]
+            by_key.setdefault((result["check"], rail), {}).setdefault(node, []).append(test)
+    return by_key
+
+
+def _decide(tests_of):
+    """Verdicts of the nodes of one (check, rail): {node: (verdict, reason)}."""
+    fails = dict((n, set(t["peer"] for t in tests if not t["ok"])) for n, tests in tests_of.items())
+    oks = dict((n, set(t["peer"] for t in tests if t["ok"])) for n, tests in tests_of.items())
+    status = {}
+    nodes = sorted(tests_of, key=str)
+
+    def names(peers):
+        return ", ".join(str(p) for p in sorted(peers, key=str))
+
+    while True:
+        changed = False
+        for node in nodes:
+            if node in status:
+                continue
+            failing = set(p for p in fails[node] if status.get(p, ("",))[0] == "fail")
+            good_oks = set(p for p in oks[node] if status.get(p, ("",))[0] != "fail")
+            passed_peers = set(p for p in fails[node] if status.get(p, ("",))[0] == "pass")
+            if not fails[node]:
+                status[node] = ("pass", "every test passed (with %s)" % names(oks[node]))
+            elif fails[node] <= failing and good_oks:
+                status[node] = ("pass", "failed only with %s, which fail%s; passed with %s"
+                                % (names(fails[node]), "s" if len(fails[node]) == 1 else "", names(good_oks)))
+            elif passed_peers:
+                status[node] = ("fail", "failed with %s, which passed this rail with other nodes" % names(passed_peers))
+            else:
+                continue
+            changed = True
+        if changed:
+            continue
+        # no clear evidence left: the nodes that failed with the most distinct peers (at least 2,
+        # none of them failing already) fail
+        counts = dict((n, len([p for p in fails[n] if status.get(p, ("",))[0] != "fail"]))
+                      for n in nodes if n not in status)
+        top = max(counts.values()) if counts else 0
+        if top < 2:
+            break
+        for node in nodes:
+            if counts.get(node) == top:
+                status[node] = ("fail", "failed with %d distinct peers (%s)" % (top, names(fails[node])))
+    for node in nodes:
+        if node not in status:
+            status[node] = ("undetermined", "failed with %s only%s; no node that passed this rail confirms which "
+                            "side fails" % (names(fails[node]), "" if not oks[node] else
+                                            " (passed with %s)" % names(oks[node])))
+    return status
+
+
+def verdicts(results):
+    """Per (node, rail, check) verdicts: ``[{"node", "rail", "check", "verdict", "reason",
+    "tests": [{"peer", "role", "ok", "figure", "error", "phase"(, "device")}]}]``, sorted.
+
+    ``results``: ``[{"server", "client", "rail", "check", "ok": bool, "figure": float|None,
+    "error": str|None, "phase": "round"|"isolation"(, "device")}]``, one per test and rail (the
+    same test counts for both nodes). Rules, applied per (rail, check) until nothing changes:
+
+    1. ``pass``: every test of the node passed.
+    2. ``pass``: every failed test was with a node whose verdict is ``fail`` and it passed with a
+       node that does not fail (the partner of a bad node, cleared by its other tests or by
+       isolation).
+    3. ``fail``: it failed with a node whose verdict is ``pass`` (that node passed the rail:
+       isolation evidence).
+    4. When 1-3 decide nothing more: the nodes that failed with the most distinct peers not
+       already failing, if that is at least 2, ``fail``; then 1-3 again.
+
+    What is left is ``undetermined``: a single failure with nothing to tell which side fails.
+    The reason names the peers; ``tests`` holds the figures and errors."""
+    out = []
+    for (check, rail), tests_of in _tests_by_key(results).items():
+        for node, (verdict, reason) in _decide(tests_of).items():
+            out.append({"node": node, "rail": rail, "check": check, "verdict": verdict, "reason": reason,
+                        "tests": sorted(tests_of[node], key=lambda t: (t["phase"] != "round", str(t["peer"])))})
+    return sorted(out, key=lambda v: (str(v["node"]), str(v["check"]), str(v["rail"])))
+
+
+def records_from_verdicts(verdict_list):
+    """Report records, one per ``fail`` (severity error) or ``undetermined`` (warning) verdict:
+    ``{host: node, check, object: "rail0/mlx5_0"|"node", expected, actual, severity, diagnosis}``,
+    ``actual`` listing each failed test's figure or error and its peer. Passes give none."""
+    records = []
+    for item in verdict_list or []:
+        if item.get("verdict") not in ("fail", "undetermined"):
+            continue
+        tests = item.get("tests") or []
+        device = next((t.get("device") for t in tests if t.get("device")), None)
+        bad = []
+        for test in tests:
+            if test.get("ok"):
+                continue
+            what = test.get("error") or (_fmt(float(test["figure"])) if _number(test.get("figure")) is not None
+                                         else "no figure")
+            bad.append("%s with %s%s" % (what, test.get("peer"), " (isolation)" if test.get("phase") == "isolation"
+                                         else ""))
+        records.append({"host": item["node"], "check": item["check"],
+                        "object": _object({"rail": item.get("rail"), "device": device}),
+                        "expected": "pass with a known-good peer",
+                        "actual": "%s: %s" % (item["verdict"], "; ".join(bad)),
+                        "severity": "error" if item["verdict"] == "fail" else "warning",
+                        "diagnosis": item.get("reason")})
+    return records
+
+
+def rounds_wall_time(n_nodes, k, per_test_s, rails, rails_at_once=True):
+    """``{"rounds", "pairs", "tests", "wall_s"}`` of ``plan_rounds`` over ``n_nodes`` nodes:
+    rounds from the plan bound, pairs and tests (pairs * rails) from the plan itself, wall time
+    ``rounds * per_test_s`` (every rail of a pair at once) or ``rounds * rails * per_test_s``."""
+    plan = plan_rounds(range(n_nodes), k)
+    pairs = sum(len(r) for r in plan)
+    rounds = len(plan)
+    wall = rounds * float(per_test_s) * (1 if rails_at_once else int(rails))
+    return {"rounds": rounds, "pairs": pairs, "tests": pairs * int(rails), "wall_s": wall}
