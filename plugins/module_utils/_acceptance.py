@@ -357,15 +357,24 @@ def _circle(nodes, rounds):
 
 
 def _trim(plan, k):
-    """Drop, from the last round, the pairs neither of whose nodes still needs a peer."""
+    """Drop, from the last round, the pairs neither of whose nodes still needs a peer, and turn
+    the pairs kept so that each node's server and client counts stay within one."""
     if len(plan) < 2:
         return plan
-    count = {}
+    count, role = {}, {}
     for pairs in plan[:-1]:
         for a, b in pairs:
             count[a] = count.get(a, 0) + 1
             count[b] = count.get(b, 0) + 1
-    last = [(a, b) for a, b in plan[-1] if count.get(a, 0) < k or count.get(b, 0) < k]
+            role[a] = role.get(a, 0) + 1  # serves minus client tests
+            role[b] = role.get(b, 0) - 1
+    last = []
+    for a, b in plan[-1]:
+        if count.get(a, 0) >= k and count.get(b, 0) >= k:
+            continue
+        kept = abs(role.get(a, 0) + 1) + abs(role.get(b, 0) - 1)
+        turned = abs(role.get(b, 0) + 1) + abs(role.get(a, 0) - 1)
+        last.append((b, a) if turned < kept else (a, b))
     return plan[:-1] + ([last] if last else [])
 
 
@@ -381,7 +390,8 @@ def plan_rounds(nodes, k=2, leaves=None):
     round; no pair (either order) is tested twice; at most ``k + 1`` rounds whatever the number
     of nodes N -- exactly ``k`` when N is even, ``k + 1`` when N is odd (the last round then holds
     only the tests of the nodes that sat one round out). Server and client roles alternate by
-    round, so with k = 2 and N even every node serves once and is client once. Deterministic:
+    round: no node serves more than one test more (or fewer) than it is client, and with k = 2
+    and N even every node serves once and is client once. Deterministic:
     the nodes are sorted (by ``str``) first.
 
     ``leaves``: ``{node: leaf}`` or ``{node: {rail: leaf}}`` (the rail plan's leaf per rail; nodes
