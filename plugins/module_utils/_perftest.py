@@ -107,12 +107,13 @@ _MESSAGE = re.compile(
     r"|Perftest|Post List requested|Max msg size|Min msg size|Max message size|Max RDMA request|Function |Received \d"
     r"|Unexpected|unexpected|rdma_\w+|ethernet_\w+|pp_\w+:|scnt=|rcnt=|Test exited|Found Incompatibility|Please |Using SRQ"
     r"|Using Connectionless|mac_fwd|No |Not |Note|out_reads|Port number|The |Data validation|VALIDATION|Skipping|Parser function"
-    r"|Assertion|Unsupported|Unknown|Requested mtu|Set |Assigned|libibverbs:|mlx\d+:|mlx\d+_\w+:|ibv_\w+|\w+_\w+: "
+    r"|Assertion|Unsupported|Unknown|Requested mtu|Set |Assigned|libibverbs:|mlx\d+:|mlx\d+_\w+:|ibv_\w+"
     r"|[0-9a-f]{8}(?: [0-9a-f]{8}){3}$)")
 
 _TIMESTAMP = re.compile(
     r"^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
-    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?: \S+)?:?) ")
+    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^\s:\[]+(?:\[\d+\])?:"
+    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) ")
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
 _RANK_LABEL = re.compile(r"^(?:\s*\d+: |\[\d+\] )")
 
@@ -338,8 +339,6 @@ def _finish(res):
     res["link_type"] = s.get("Link type", res["link_type"])
     if "GID index" in s:
         res["gid_index"] = int(s["GID index"])
-    if res["kind"] is None and res["test"] is None and res["value"] is not None:
-        res["kind"] = None
 
 
 def _json_test(name):
