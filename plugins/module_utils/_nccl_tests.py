@@ -27,7 +27,14 @@ Columns are read from the header line, so old and new tables, ``cputime`` (``-C`
 per-iteration statistics (``-I 1``) and timestamps (``-T``) all parse. NCCL's own log lines
 (``HOST:PID:TID [DEV] NCCL INFO|WARN ..``, ``NCCL version X``) are accepted; WARN lines and the
 test's failure lines go to ``errors``. Launcher prefixes are removed first
-(``_perftest.strip_launcher``). A line nccl-tests cannot print raises ``ValueError`` naming it.
+(``_perftest.strip_launcher``). A line nccl-tests cannot print raises ``ValueError`` naming it;
+launcher messages of their own (mpirun banners, ssh warnings) are not nccl-tests lines: pass
+stdout only, or filter them before.
+
+Besides the keys of the shared design, the result carries ``nccl_tests_version`` (banner, 2.17.4+),
+``avg_busbw_ok`` (True/False when ``NCCL_TESTS_MIN_BW``/``-m`` checked it, else None), ``group``
+in each rank, and ``timestamp`` / ``i_*`` figures in rows when printed. Times are in us (1.x
+printed ms and is converted), bandwidths in GB/s as printed.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -33,6 +33,11 @@ unrelated text, raises ``ValueError`` naming the line. Message lines (warnings, 
 libibverbs and provider lines) are accepted by their leading words and kept in ``errors``.
 Launcher prefixes (MPI ``--tag-output``, rank labels, log timestamps) are removed first by
 ``strip_launcher``. No renderer lives here: the simulator writes its own output.
+
+Besides the keys of the shared design, the result carries ``settings`` (the settings block,
+key -> value as printed) and ``value`` (the single figure ``--output=bandwidth|latency|message_rate``
+prints, else None). ``ib_port`` stays None: perftest does not print the port. Bandwidth rows
+are in ``units``; latency rows in usec (5-column tables leave t_avg .. p99_9 None).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -1,0 +1,265 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests parser: real samples (nccl_tests.txt), tables generated from nccl-tests' printing
+formats (hypothesis) for old and new layouts read back, near-misses refused, -J JSON."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_tests as nt
+from ansible_collections.rdma.fabric.tests.unit import samples
+
+SAMPLES = samples.load("nccl_tests.txt")
+
+
+def test_every_sample_parses():
+    assert len(SAMPLES) >= 5
+    for sample in SAMPLES.values():
+        assert nt.parse(sample.raw) is not None, sample.id
+
+
+def test_efa_tag_output_old_layout():
+    r = nt.parse(SAMPLES["NCCL-EFA-EKS-MPI-TAGOUTPUT"].raw)
+    assert r["nccl_version"] == "2.9.9"
+    assert len(r["ranks"]) == 16
+    assert r["ranks"][8] == {"rank": 8, "group": None, "pid": 25, "host": "nccl-tests-efa-16-worker-1", "device": 0,
+                             "bus_id": "0x10", "gpu": "A100-SXM4-40GB"}
+    assert len(r["rows"]) == 30
+    first, last = r["rows"][0], r["rows"][-1]
+    assert (first["size"], first["count"], first["type"], first["redop"], first["root"]) == (8, 2, "float", "sum", None)
+    assert first["oop"] == {"time": 179.1, "algbw": 0.0, "busbw": 0.0, "wrong": 2e-07}
+    assert last["ip"] == {"time": 184216.0, "algbw": 23.31, "busbw": 43.72, "wrong": 5e-07}
+    assert (r["avg_busbw"], r["out_of_bounds"], r["errors"]) == (11.2432, 0, [])
+
+
+def test_h100_sixteen_ranks_root_column():
+    r = nt.parse(SAMPLES["NCCL-ZTAN-H100-16RANKS"].raw)
+    assert len(r["ranks"]) == 16 and r["ranks"][15]["host"] == "ztan-mig-gq73" and r["ranks"][15]["bus_id"] == "0000:8c:00"
+    assert r["ranks"][0]["gpu"] == "NVIDIA H100 80GB HBM3" and r["ranks"][0]["group"] == 0
+    assert len(r["rows"]) == 31
+    big = r["rows"][-1]
+    assert (big["size"], big["root"], big["oop"]["busbw"], big["ip"]["busbw"], big["oop"]["wrong"]) == (
+        8589934592, -1, 338.82, 337.35, 0)
+    assert r["rows"][28]["oop"]["time"] == 12646.0
+    assert r["avg_busbw"] == 70.742 and r["out_of_bounds"] == 0 and r["avg_busbw_ok"] is None
+
+
+def test_system_error():
+    r = nt.parse(SAMPLES["NCCL-473-SYSTEM-ERROR"].raw)
+    assert r["errors"] == ["fastmoe: Test NCCL failure common.cu:777 'unhandled system error'"]
+    assert r["rows"] == [] and r["avg_busbw"] is None and len(r["ranks"]) == 4
+
+
+def test_v1_layout_and_failure():
+    r = nt.parse(SAMPLES["NCCL-5-V1-CUDA-ERROR"].raw)
+    assert len(r["ranks"]) == 8 and r["ranks"][7]["pid"] is None and r["ranks"][7]["host"] == "node03"
+    assert r["errors"] == ["NCCL failure all_reduce.cu:95 'unhandled cuda error'"]
+
+
+def test_single_process_prefix():
+    r = nt.parse(SAMPLES["NCCL-1039-V100-ROOT-COLUMN-PREFIX"].raw)
+    assert [row["size"] for row in r["rows"]] == [8, 16, 32, 64]
+    assert r["rows"][3]["oop"] == {"time": 18.59, "algbw": 0.0, "busbw": 0.01, "wrong": 0}
+    assert r["avg_busbw"] is None
+
+
+def test_nccl_info_lines_and_banner():
+    r = nt.parse(SAMPLES["NCCL-1812-V2-19-INFO-PREFIX"].raw)
+    assert r["test"] == "all_reduce_perf" and r["nccl_version"] == "2.19.3" and len(r["ranks"]) == 4
+
+
+def test_new_banner_version_and_footer_status():
+    text = ("# nccl-tests version 2.18.3 nccl-headers=23003 nccl-library=23003\n# Collective test starting: all_reduce_perf\n"
+            "# nThread 1 nGpus 1 minBytes 1024 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 "
+            "validation: 1 graph: 0 unalign: 0\n#\n# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 12.5 FAILED\n#\n"
+            "# Collective test concluded: all_reduce_perf\n")
+    r = nt.parse(text)
+    assert (r["nccl_tests_version"], r["nccl_version"], r["out_of_bounds"], r["avg_busbw"], r["avg_busbw_ok"]) == (
+        "2.18.3", "2.30.3", 3, 12.5, False)
+
+
+def test_version_codes():
+    assert nt.version_string(22703) == "2.27.3" and nt.version_string(2803) == "2.8.3"
+
+
+# ------------------------------------------------------------ refusals
+
+@pytest.mark.parametrize("text", ["", "hello\n", "Warning: Permanently added 'w-1' (ED25519) to the list of known hosts.\n",
+                                  "all_reduce_perf: error while loading shared libraries: libnccl.so.2\n"])
+def test_no_nccl_tests_line(text):
+    with pytest.raises(ValueError):
+        nt.parse(text)
+
+
+BASE = SAMPLES["NCCL-ZTAN-H100-16RANKS"].raw
+
+
+@pytest.mark.parametrize("old, new, word", [
+    ("1652.2   81.24", "16x2.2   81.24", "not a number"),
+    ("  8589934592    2147483648     float     sum      -1    47535  180.71  338.82      0    47743  179.92  337.35      0",
+     "  8589934592    2147483648     float     sum      -1    47535  180.71  338.82      0    47743  179.92  337.35", "fields"),
+    ("#       size         count      type   redop    root     time   algbw   busbw #wrong",
+     "#       size         count      type   redop    root     time   algbw   busbw #right", "unknown column"),
+    ("# Avg bus bandwidth    : 70.742 ", "# Avg bus bandwidth    : fast ", "footer"),
+    ("#  Rank  3 Group  0 Pid   6902 on ztan-mig-235z device  3 [0000:0c:00]", "#  Rank  3 Group  0 Pid   6902 on ztan-mig-235z device  3 (0000:0c:00)",
+     "device line"),
+    ("# nThread 1 nGpus 1 minBytes 8", "# nThread 1 nGpus one minBytes 8", "parameter line"),
+    ("#        (B)    (elements)", "#        (KB)    (elements)", "no nccl-tests format"),
+])
+def test_near_miss_refused_naming_line(old, new, word):
+    assert old in BASE
+    with pytest.raises(ValueError, match=word) as err:
+        nt.parse(BASE.replace(old, new, 1))
+    assert "line" in str(err.value)
+
+
+def test_row_before_header_refused():
+    with pytest.raises(ValueError, match="before the table header"):
+        nt.parse("           8             2     float     sum      -1    19.12    0.00    0.00      0    18.26    0.00    0.00      0\n")
+
+
+# ------------------------------------------------------------ -J JSON (util.cu json writers, JSON_FILE_VERSION 3)
+
+JSON_DOC = {
+    "version": 3, "start_time": "2025-11-01 10:00:00", "args": ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"],
+    "env": [], "nccl_version": 22703,
+    "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": 8, "maximum_bytes": 8589934592, "step_factor": 2, "warmup_iters": 5,
+               "iterations": 20, "aggregated_iterations": 1, "validation": 1, "graph": 0, "blocking_collectives": False,
+               "per_iter_timing": False, "per_iter_skip": 0, "parallel_init": False,
+               "devices": [{"rank": 0, "group": 0, "pid": 101, "hostname": "node-a", "device": 0, "device_hex": "0000:18:00",
+                            "device_info": "NVIDIA H100 80GB HBM3"}]},
+    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "    -1",
+                 "out_of_place": {"time": 20.1, "alg_bw": 0.0, "bus_bw": 0.0, "nwrong": 0.0},
+                 "in_place": {"time": 19.8, "alg_bw": 0.0, "bus_bw": 0.0, "nwrong": None},
+                 "actual_iterations": 20, "experiment_name": ""}],
+    "out_of_bounds": {"count": 0, "okay": True}, "average_bus_bandwidth": {"bandwidth": 0.0, "okay": "unchecked"},
+    "errors": [], "end_time": "2025-11-01 10:00:05"}
+
+
+def test_parse_json():
+    r = nt.parse_json(json.dumps(JSON_DOC))
+    assert (r["test"], r["nccl_version"], r["out_of_bounds"], r["avg_busbw"], r["avg_busbw_ok"]) == (
+        "all_reduce_perf", "2.27.3", 0, 0.0, None)
+    assert r["ranks"][0]["bus_id"] == "0000:18:00" and r["ranks"][0]["host"] == "node-a"
+    assert r["rows"][0]["root"] == -1 and r["rows"][0]["oop"]["time"] == 20.1 and r["rows"][0]["ip"]["wrong"] is None
+    with pytest.raises(ValueError, match="not JSON"):
+        nt.parse_json("{")
+    bad = json.loads(json.dumps(JSON_DOC))
+    bad["results"][0]["out_of_place"]["bus_bw"] = "fast"
+    with pytest.raises(ValueError, match="bus_bw"):
+        nt.parse_json(json.dumps(bad))
+
+
+# ------------------------------------------------------------ generated from the printing formats
+
+
+def float_str(value, width):
+    """nccl-tests getFloatStr: fewer decimals until the number fits the width."""
+    for fmt in ("%*.2f", "%*.1f", "%*.0f"):
+        text = fmt % (width, value)
+        if len(text) <= width:
+            return text
+    return ("%*.1e" if width >= 7 else "%*.0e") % (width, value)
+
+
+LAYOUTS = {
+    # name: (header names line, units line, row preamble format, has root, wrong format)
+    "2.11": ("# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" % (
+        "size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"),
+        "# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" % (
+        "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""), False),
+    "2.19": ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s " % (
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"),
+        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s " % (
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""), True),
+}
+
+
+@st.composite
+def nccl_output(draw):
+    layout = draw(st.sampled_from(sorted(LAYOUTS)))
+    names, units, has_root = LAYOUTS[layout]
+    nranks = draw(st.integers(1, 16))
+    check = draw(st.booleans())
+    out = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+           "validation: %d graph: 0\n#\n# Using devices\n" % int(check)]
+    ranks = []
+    for rank in range(nranks):
+        host = "node-%d" % (rank // 8)
+        bus = "%04x:%02x:%02x" % (0, draw(st.integers(0, 255)), 0)
+        out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] NVIDIA H100 80GB HBM3\n" % (
+            rank, 0, 1000 + rank, host, rank % 8, bus))
+        ranks.append((rank, host, bus))
+    out.append("#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n" % ("", "", "", "", ""))
+    out.append(names + "\n" + units + "\n")
+    rows = []
+    for size in draw(st.lists(st.integers(3, 33).map(lambda e: 2 ** e), min_size=1, max_size=8, unique=True)):
+        line = "%12li  %12li  %8s  %6s" % (size, size // 4, "float", "sum")
+        if has_root:
+            line += "  %6s" % ("%6i" % -1)
+        row = {"size": size, "root": -1 if has_root else None}
+        for place in ("oop", "ip"):
+            t = draw(st.floats(0.01, 9e6, allow_nan=False))
+            alg, bus = draw(st.floats(0, 999999, allow_nan=False)), draw(st.floats(0, 999999, allow_nan=False))
+            wrong = draw(st.integers(0, 10 ** 7))
+            ts, algs, buss = float_str(t, 7), float_str(alg, 6), float_str(bus, 6)
+            line += ("  %7s  %6s  %6s  %6g" % (ts, algs, buss, wrong)) if check else ("  %7s  %6s  %6s    N/A" % (ts, algs, buss))
+            row[place] = {"time": float(ts), "algbw": float(algs), "busbw": float(buss), "wrong": float("%g" % wrong) if check else None}
+        out.append(line + "\n")
+        rows.append(row)
+    avg = draw(st.floats(0, 1000, allow_nan=False))
+    out.append("# %-20s : %d %s\n" % ("Out of bounds values", 0, "OK"))
+    out.append("# %-20s : %g %s\n#\n" % ("Avg bus bandwidth", avg, ""))
+    return "".join(out), {"rows": rows, "ranks": ranks, "avg": float("%g" % avg)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(nccl_output())
+def test_generated_outputs_read_back(case):
+    text, want = case
+    got = nt.parse(text)
+    assert got["avg_busbw"] == want["avg"] and got["out_of_bounds"] == 0
+    assert [(r["rank"], r["host"], r["bus_id"]) for r in got["ranks"]] == want["ranks"]
+    assert len(got["rows"]) == len(want["rows"])
+    for g, w in zip(got["rows"], want["rows"]):
+        assert (g["size"], g["root"], g["type"], g["redop"]) == (w["size"], w["root"], "float", "sum")
+        for place in ("oop", "ip"):
+            assert g[place]["time"] == w[place]["time"] and g[place]["algbw"] == w[place]["algbw"]
+            assert g[place]["busbw"] == w[place]["busbw"]
+            assert (g[place]["wrong"] is None) == (w[place]["wrong"] is None)
+            if w[place]["wrong"] is not None:
+                assert float(g[place]["wrong"]) == w[place]["wrong"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(nccl_output(), st.integers(0, 31))
+def test_generated_outputs_behind_tag_output(case, rank):
+    text, want = case
+    wrapped = "".join("[1,%d]<stdout>:%s" % (rank, line) for line in text.splitlines(True))
+    assert len(nt.parse(wrapped)["rows"]) == len(want["rows"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(nccl_output(), st.data())
+def test_generated_near_misses_refused(case, data):
+    text, want = case
+    lines = text.splitlines(True)
+    rows = [i for i, line in enumerate(lines) if line.strip() and line.strip()[0].isdigit()]
+    i = data.draw(st.sampled_from(rows))
+    how = data.draw(st.sampled_from(["drop", "letter", "extra"]))
+    tokens = lines[i].split()
+    if how == "drop":
+        lines[i] = " ".join(tokens[:-1]) + "\n"
+    elif how == "letter":
+        lines[i] = lines[i].replace(" " + tokens[1] + " ", " " + tokens[1] + "q ", 1)
+    else:
+        lines[i] = lines[i].rstrip("\n") + "  1.00\n"
+    with pytest.raises(ValueError, match="line"):
+        nt.parse("".join(lines))
