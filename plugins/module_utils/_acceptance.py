@@ -513,20 +513,31 @@ def isolation_rounds(failed, passed, k=1):
             entry["exclude"].add(partner)
     load = {}
     tests = []
-    for node in sorted(demand, key=str):
+    # candidates come from a window of the passed nodes that moves on with every failing node
+    # (spreading the retests and keeping the cost per node constant); the whole list only when
+    # the window has no peer for a rail
+    pool = sorted(set(n for members in good.values() for n in members), key=str)
+    width = min(len(pool), 16 + 8 * k)
+    for number, node in enumerate(sorted(demand, key=str)):
         entry = demand[node]
         need = dict((rail, k) for rail in entry["rails"])
         chosen = set()
+        start = (number * width) % len(pool) if pool else 0
+        window = [pool[(start + i) % len(pool)] for i in range(width)]
         while True:
             open_rails = [r for r in sorted(need, key=str) if need[r] > 0]
             if not open_rails:
                 break
             score = {}
-            for rail in open_rails:
-                for peer in good.get(rail, ()):
-                    if peer == node or peer in entry["exclude"] or peer in chosen:
-                        continue
-                    score[peer] = score.get(peer, 0) + 1
+            for candidates in (window, None):
+                for rail in open_rails:
+                    members = good.get(rail, ())
+                    for peer in (members if candidates is None else [p for p in candidates if p in members]):
+                        if peer == node or peer in entry["exclude"] or peer in chosen:
+                            continue
+                        score[peer] = score.get(peer, 0) + 1
+                if score:
+                    break
             if not score:
                 break
             peer = min(score, key=lambda p: (-score[p], load.get(p, 0), str(p)))

@@ -405,3 +405,17 @@ def test_rounds_wall_time_200_nodes():
     out = A.rounds_wall_time(200, 2, 30, 8)
     assert out == {"rounds": 2, "pairs": 200, "tests": 1600, "wall_s": 60.0}
     assert A.rounds_wall_time(201, 2, 30, 8, rails_at_once=False)["wall_s"] == 3 * 8 * 30.0
+
+
+def test_isolation_of_10000_nodes_is_quick():
+    nodes = ["n%05d" % i for i in range(10000)]
+    bad = set((nodes[i], 3) for i in range(0, 10000, 50))  # 200 bad nodes on rail 3
+    plan = A.plan_rounds(nodes, 2)
+    failed, passed = failed_and_passed(run_plan(plan, range(8), bad))
+    start = time.perf_counter()
+    iso = A.isolation_rounds(failed, passed)
+    assert time.perf_counter() - start < 1.0
+    assert len(iso) <= 3
+    # the verdicts of rail 3 (the other rails all pass, and cost the same again each)
+    result = A.verdicts(run_plan(iso, [3], bad, phase="isolation") + run_plan(plan, [3], bad))
+    assert set((v["node"], v["rail"]) for v in result if v["verdict"] != "pass") == bad
