@@ -25,9 +25,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test
 
 AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health,
-         "rails": rails}
+         "rails": rails, "fabric_test": fabric_test}
 
 
 def _area(name, area):

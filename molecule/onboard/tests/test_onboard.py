@@ -1,10 +1,12 @@
-"""After onboarding: the healthy node carries the QoS and the boot unit; the nodes that failed
-the health gate are as they were (firmware QoS, no rdma.fabric file, no fabricsim write)."""
+"""After onboarding: the nodes that passed the health gate carry the QoS and the boot unit (the
+fabric test ran after the converge: onboard-slow was converged, then not admitted); the nodes
+that failed the health gate are as they were (firmware QoS, no rdma.fabric file, no fabricsim write)."""
 import re
 
 from molecule_hosts import hosts_of
 
 testinfra_hosts = hosts_of("all")
+CONVERGED = ("onboard-good", "onboard-slow", "fleet-a", "fleet-b")
 
 
 def roce_netdevs(host):
@@ -14,11 +16,11 @@ def roce_netdevs(host):
     return sorted(out.split())
 
 
-def test_healthy_node_converged_failed_nodes_untouched(host):
+def test_gate_passing_nodes_converged_failed_nodes_untouched(host):
     name = host.backend.get_hostname()
     managed = host.file("/etc/rdma-fabric").exists or host.file("/etc/nccl.conf").exists
     writes = host.check_output("fabricsim log --writes --json")
-    if name == "onboard-good":
+    if name in CONVERGED:
         assert managed
         for netdev in roce_netdevs(host):
             report = host.check_output("mlnx_qos -i %s" % netdev)
@@ -31,3 +33,9 @@ def test_healthy_node_converged_failed_nodes_untouched(host):
         for netdev in roce_netdevs(host):
             report = host.check_output("mlnx_qos -i %s" % netdev)
             assert "Priority trust state: pcp" in report, (netdev, report)
+
+
+def test_no_perftest_left_running(host):
+    """Every perftest server and client of the fabric test runs are gone."""
+    out = host.check_output("ps -eo args= | grep -E '(^|/)ib_write_(bw|lat)( |$)' | grep -v grep || true")
+    assert out.strip() == "", out

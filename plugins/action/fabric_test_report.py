@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma.fabric.fabric_test_report: the fabric test's verdict (the fabric_test filter's
+``verdict`` step) as a table, JSON, JUnit XML and a Prometheus textfile, through the writers
+the drift check and health use (module_utils/_report.py). Documentation in
+plugins/modules/fabric_test_report.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as F
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
+
+ACTION = "fabric_test_report"
+CHECKS = sorted(set(F.CHECKS.values()) | set(("fabric_test.node",)))
+
+
+def summary(verdict):
+    failed = verdict.get("failed") or {}
+    judged = len(verdict.get("passed") or []) + len(failed)
+    text = "%d of %d hosts failed the fabric test, %d finding(s)" % (len(failed), judged,
+                                                                     len(verdict.get("findings") or []))
+    skipped = verdict.get("skipped") or []
+    if skipped:
+        text += "; %d check(s) skipped on %d host(s)" % (len(skipped), len(set(s["host"] for s in skipped)))
+    return text
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("report_dir", "report_mode", "verdict", "title", "fail_on"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        task_vars = task_vars or {}
+        args = self._task.args
+        report_dir = RR.report_dir(ACTION, args)
+        mode = RR.report_mode(ACTION, args, task_vars)
+        verdict = args.get("verdict")
+        if not isinstance(verdict, dict) or not isinstance(verdict.get("findings"), list):
+            raise AnsibleError("%s: verdict: expected the fabric_test filter's verdict (a dict with findings), got %r"
+                               % (ACTION, type(verdict).__name__))
+        fail_on = args.get("fail_on", "never")
+        if fail_on not in ("error", "never"):
+            raise AnsibleError("%s: fail_on=%r: one of error, never" % (ACTION, fail_on))
+        findings = R.sort_findings([dict(f) for f in verdict["findings"]])
+        skipped = R.sort_records(list(verdict.get("skipped") or []), R.SKIP_KEYS)
+        checked = sorted(set(verdict.get("passed") or []) | set(verdict.get("failed") or {}))
+        now = time.time()
+        meta = RR.meta(task_vars, now)
+        meta.update(hosts=len(checked), passed=sorted(verdict.get("passed") or []),
+                    failed=sorted(verdict.get("failed") or {}), skipped=len(skipped), summary=summary(verdict))
+        RR.write_reports(ACTION, report_dir, [
+            ("fabric_test.json", R.to_json(findings, meta, R.FINDING_KEYS, skipped)),
+            ("fabric_test-junit.xml",
+             R.junit_xml(findings, [(h, c) for h in checked for c in CHECKS], suite="rdma.fabric fabric test",
+                         case_key="check", message=R.finding_message, failure_type="fabric_test",
+                         keys=R.FINDING_KEYS, skipped=skipped)),
+            ("rdma_fabric_fabric_test.prom",
+             R.prometheus_health(findings, checked, [], now, {"inventory": meta["inventory"], "limit": meta["limit"]},
+                                 CHECKS, prefix="rdma_fabric_fabric_test"))], mode)
+        table = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else ""
+        if skipped:
+            table = (table + "\n" if table else "") + R.skipped_table(skipped)
+        RR.show(args.get("title") or "rdma.fabric fabric test", table, meta["summary"], report_dir)
+        result.update(changed=False, findings=findings, skipped_checks=skipped, summary=meta["summary"],
+                      passed=meta["passed"], failed_hosts=meta["failed"], report_dir=report_dir)
+        return RR.finish(result, meta["summary"], findings if fail_on == "error" else [])

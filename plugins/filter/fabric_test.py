@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma.fabric.fabric_test: the fabric_test area object's fleet steps (plugins/module_utils/areas/fabric_test.py)
+as one filter, the role's one way to its Python. Documentation in fabric_test.yml."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as area
+
+
+def _spec(spec):
+    if not isinstance(spec, dict) or not isinstance(spec.get("settings"), dict):
+        raise AnsibleFilterError("fabric_test: expected __fabric_test_spec (a dict with settings), got %r"
+                                 % type(spec).__name__)
+    return spec
+
+
+def _node(gathered, spec, host):
+    return area.node(host, spec, gathered)
+
+
+def _peers(results, spec, hostvars):
+    """{peer: node} from the run_once loop's results over the known-good peers outside the play."""
+    out = {}
+    for result in results or []:
+        host = result.get("item")
+        if not host:
+            continue
+        variables = hostvars[host] if host in hostvars else {}
+        address = variables.get("fabric_test_address") or variables.get("ansible_host") or host
+        peer_spec = {"settings": dict(spec["settings"], address=address, host=host)}
+        if result.get("unreachable"):
+            result = {"failed": True, "msg": "unreachable: %s" % (result.get("msg") or "")}
+        out[host] = area.node(host, peer_spec, result)
+    return out
+
+
+def _rounds(nodes, spec, known_good=None):
+    return area.rounds(nodes, spec, known_good or ())
+
+
+def _rows(outcomes, spec, nodes, phase="round"):
+    return area.rows(nodes, spec, [o for o in outcomes or [] if o], phase)
+
+
+def _isolation(rows, spec, nodes, known_good=None):
+    return area.isolation(nodes, spec, rows or [], known_good or ())
+
+
+def _verdict(rows, spec, nodes, judged, known_good=None):
+    return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or ())
+
+
+def _verdict_file(verdict, spec, host):
+    findings = (verdict.get("failed") or {}).get(host) or []
+    return json.dumps({"host": host, "passed": host in (verdict.get("passed") or []), "findings": findings,
+                       "skipped": [s for s in verdict.get("skipped") or [] if s.get("host") == host]},
+                      indent=2, sort_keys=True) + "\n"
+
+
+def _message(finding, spec):
+    return "%s %s: %s (expected %s)" % (finding.get("subject"), finding.get("check"), finding.get("actual"),
+                                        finding.get("expected"))
+
+
+STEPS = {"message": _message, "node": _node, "peers": _peers, "rounds": _rounds, "rows": _rows, "isolation": _isolation,
+         "verdict": _verdict, "verdict_file": _verdict_file}
+
+
+def fabric_test(value, step, spec, *args):
+    """One step of the fabric test (``node``, ``peers``, ``rounds``, ``rows``, ``isolation``,
+    ``verdict``, ``verdict_file``) on ``value`` with the role's spec."""
+    if step not in STEPS:
+        raise AnsibleFilterError("fabric_test: step %r is not one of %s" % (step, ", ".join(sorted(STEPS))))
+    try:
+        return STEPS[step](value, _spec(spec), *args)
+    except (PlanError, ValueError) as exc:
+        raise AnsibleFilterError("fabric_test %s: %s" % (step, exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"fabric_test": fabric_test}
