@@ -25,6 +25,7 @@ FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `cl
   peermem-absent
   addr-no-gid NETDEV ADDR/LEN
   switch-pfc NETDEV PRIOS|none
+  rail-degrade DEV FACTOR       a dirty optic: perftest/nccl-tests bandwidth x FACTOR on that rail
 """
 
 

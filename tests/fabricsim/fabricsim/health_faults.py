@@ -18,6 +18,9 @@ Kept in fabricsim's fault mechanism (``faults.json``, ``fabricsim fault KIND ...
                               the GID table does not (without --links)
   switch-pfc NETDEV PRIOS     the switch port facing NETDEV advertises PFC on PRIOS (0-7, comma
                               separated, or "none") instead of the profile's lldp_neighbour.pfc
+  rail-degrade DEV FACTOR     a dirty optic on DEV's rail: traffic tests (ib_write_bw, all_reduce_perf
+                              over the rails) get FACTOR (0 < FACTOR <= 1) of the bandwidth, latency a
+                              little higher; port state and rate are unchanged (tools/perftest.py)
 
 Growing sysfs counters are rewritten in sys.backing by ``tick()``: on every shim call, in the
 sysfs daemon's loop (both modes) and by ``fabricsim tick``; ethtool computes them when called.
@@ -28,7 +31,7 @@ import time
 
 GID_TABLE_SIZE = 16       # the GID indexes sysfs.build renders (sysfs.GID_TABLE)
 KINDS = ("grow", "pause-storm", "cnp-surge", "flap", "gid-full", "sm-gone", "peermem-absent", "addr-no-gid",
-         "switch-pfc")
+         "switch-pfc", "rail-degrade")
 
 
 def _grow(faults, dev, name, rate, now):
@@ -85,6 +88,13 @@ def add(faults, prof, kind, rest, now=None):
             if any(p < 0 or p > 7 for p in prios):
                 return "fault switch-pfc: priorities 0-7, not %s" % rest[1]
             faults.setdefault("switch_pfc", {})[rest[0]] = prios
+        elif kind == "rail-degrade":
+            if len(rest) != 2 or not prof.nic(rest[0]):
+                return "usage: fault rail-degrade DEV FACTOR (DEV an RDMA device, 0 < FACTOR <= 1)"
+            factor = float(rest[1])
+            if not 0 < factor <= 1:
+                return "fault rail-degrade: FACTOR is a fraction of the bandwidth, 0 < FACTOR <= 1, not %s" % rest[1]
+            faults.setdefault("rail_degrade", {})[rest[0]] = factor
         elif kind in ("sm-gone", "peermem-absent"):
             faults[kind.replace("-", "_")] = True
         else:

@@ -5,7 +5,9 @@ import sys
 from . import health_faults, log, state
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
-         "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo"]
+         "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo",
+         # traffic tests (tools/perftest.py, tools/nccltests.py): reads, they run without the state lock
+         "ib_write_bw", "ib_write_lat", "ib_send_bw", "all_reduce_perf"]
 # simulated but not installed as shims (the node's real tool stays first in PATH): `fabricsim ip ...`
 READ_ONLY_TOOLS = ["ip"]
 
@@ -22,8 +24,9 @@ class Context(object):
 
 
 def tool_module(name):
-    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute
+    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute, perftest, nccltests
     return {
+        "ib_write_bw": perftest, "ib_write_lat": perftest, "ib_send_bw": perftest, "all_reduce_perf": nccltests,
         "ip": iproute,
         "mlnx_qos": mlnx_qos, "lldptool": lldptool, "ibstat": ib, "ibstatus": ib, "ibv_devinfo": ib,
         "ibdev2netdev": ib, "show_gids": ib, "cma_roce_mode": ib, "ethtool": ethtool,
@@ -45,6 +48,13 @@ def run_tool(tool, args):
     health_faults.tick()    # counters growing with time (health faults)
     mod = tool_module(tool)
     write = bool(mod.is_write(tool, args))
+    if getattr(mod, "UNLOCKED", False):
+        # a perftest server waits for its client: it must not hold the state lock meanwhile
+        profile = state.load_profile()
+        ctx = Context(tool, profile, state.nic_state())
+        out, err, rc = mod.run(tool, list(args), ctx)
+        log.append(tool, "read", argv=[tool] + list(args), rc=rc)
+        return out, err, rc
     with state.locked():
         faults = state.faults()
         fail_now = False
