@@ -348,3 +348,48 @@ def test_parser_reads_the_output(nodes):
     (sout, serr, src), (cout, cerr, crc) = pair(a, b, "ib_write_bw", ["-d", "mlx5_0", "-x", "5"])
     errs = _perftest.parse(cout + cerr)["errors"]
     assert any("Unable to Connect the HCA's through the link" in e for e in errs)
+
+
+def test_parsers_read_every_layout(nodes):
+    """The parsers (H1) read every layout and failure the simulator prints: server and client, -a with
+    the small-figure format, duration mode, MB/sec, send, --out_json, errors; all_reduce_perf."""
+    try:
+        from ansible_collections.rdma.fabric.plugins.module_utils import _perftest, _nccl_tests
+    except ImportError:
+        pytest.skip("plugins/module_utils/_perftest.py or _nccl_tests.py not there yet")
+    a, b = nodes()
+    runs = [("ib_write_bw", ["-d", "mlx5_1", "-a", "--report_gbits"]),
+            ("ib_write_bw", ["-d", "mlx5_1", "-D", "2", "-q", "2"]),
+            ("ib_send_bw", ["-d", "mlx5_1", "--report_gbits"]),
+            ("ib_write_lat", ["-d", "mlx5_1", "-a"]),
+            ("ib_write_lat", ["-d", "mlx5_1", "-D", "2"])]
+    for tool, args in runs:
+        (sout, serr, src), (cout, cerr, crc) = pair(a, b, tool, args)
+        assert (src, crc) == (0, 0), (tool, args, serr, cerr)
+        for out in (sout, cout):
+            parsed = _perftest.parse(out)
+            assert parsed["rows"] and not [e for e in parsed["errors"] if "WARNING" not in e], (tool, args, parsed)
+            assert parsed["device"] == "mlx5_1" and parsed["gid_index"] == 3
+    b.env["FABRICSIM_PERFTEST_VERSION"] = "6.21"
+    cout = pair(a, b, "ib_write_bw", ["-d", "mlx5_1", "--out_json", "--out_json_file=x.json"])[1][0]
+    parsed = _perftest.parse(cout)
+    assert parsed["units"] == "MB/sec"
+    with open(os.path.join(b.dir, "x.json")) as handle:
+        from_json = _perftest.parse_json(handle.read())
+    assert from_json["rows"][0]["bw_average"] == parsed["rows"][0]["bw_average"]
+    # failures: the tool's error lines are kept
+    a.ok("fault", "link-down", "mlx5_4")
+    (sout, serr, src), (cout, cerr, crc) = pair(a, b, "ib_write_bw", ["-d", "mlx5_4"])
+    assert any("Port number 1 state is Down" in e for e in _perftest.parse(sout + serr)["errors"])
+    assert any("Couldn't connect to 127.0.0.1:" in e for e in _perftest.parse(cout + cerr)["errors"])
+    a2, b2 = nodes("hgx-h100-roce-nogid", "hgx-h100-roce")
+    (sout, serr, src), (cout, cerr, crc) = pair(a2, b2, "ib_write_lat", ["-d", "mlx5_2"])
+    assert any("Incompatibility issue with GID types" in e for e in _perftest.parse(cout + cerr)["errors"])
+    # nccl-tests
+    out = a.ok("all_reduce_perf", "-b", "8", "-e", "128M", "-f", "2", "-g", "8")
+    nccl = _nccl_tests.parse(out)
+    assert nccl["test"] == "all_reduce_perf" and len(nccl["ranks"]) == 8 and nccl["out_of_bounds"] == 0
+    assert nccl["rows"][-1]["redop"] == "sum" and nccl["rows"][-1]["root"] == -1
+    assert abs(nccl["avg_busbw"] - float(re.search(r"Avg bus bandwidth    : (\S+)", out).group(1))) < 1e-6
+    out = a.ok("all_reduce_perf", "-b", "1M", "-e", "1M", "-g", "2", "-c", "0")
+    assert _nccl_tests.parse(out)["rows"][0]["oop"]["wrong"] is None

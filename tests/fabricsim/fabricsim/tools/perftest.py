@@ -654,7 +654,7 @@ def _read_fail(role, tool):
 
 def session(role, p, me, sock):
     """Both sides after the TCP connection: exchange, then print. Returns (out, err, rc)."""
-    out, err = [], []
+    out = []
     buf = [b""]
     sock.settimeout(float(os.environ.get("FABRICSIM_PERFTEST_IO_TIMEOUT", "120")) + (p["duration"] or 0))
     try:
