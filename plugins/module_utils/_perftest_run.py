@@ -143,12 +143,37 @@ def _proc_gpus(proc_root="/proc"):
         return 0
 
 
+# what rdma.fabric.nccl_env writes: NCCL_IB_GID_INDEX there is the GID index NCCL jobs use
+NCCL_CONF = "/etc/nccl.conf"
+
+
+def nccl_gid_index(path=NCCL_CONF):
+    """``(index, None)`` from ``NCCL_IB_GID_INDEX=N`` in the node's nccl.conf (the last one wins,
+    as NCCL reads it), ``(None, None)`` when the file or the line is absent, ``(None, why)`` when
+    the value is no GID index."""
+    try:
+        text = _fileio.read_text(path, 1024 * 1024, what="nccl.conf")
+    except _fileio.FileError:
+        return None, None
+    value = None
+    for line in text.splitlines():
+        found = re.match(r"^\s*NCCL_IB_GID_INDEX\s*=\s*(\S*)\s*$", line)
+        if found:
+            value = found.group(1)
+    if value is None:
+        return None, None
+    if not re.match(r"^[0-9]{1,3}$", value) or int(value) > 255:
+        return None, "%s: NCCL_IB_GID_INDEX=%s is not a GID index" % (path, value)
+    return int(value), None
+
+
 def gather(module):
     """The node's facts for the tests: ``rails`` (every RDMA port), ``tools``, ``gpus``, ``peermem``
     and the GPU list (``gpu_list``, from rdma_facts) to choose the GPU nearest a NIC."""
     tools = find_tools(module)
     facts = rdma.gather(module, ["devices", "gids", "gpus"])
     rails = []
+    nccl_index, nccl_error = nccl_gid_index()
     for name, device in facts["devices"].items():
         for port in device["ports"]:
             entry = {"device": name, "ib_port": port["port"], "link_layer": port["link_layer"],
@@ -156,8 +181,14 @@ def gather(module):
                      "gid_index": None, "lid": None, "numa_node": device["numa_node"]}
             if port["link_layer"] == "InfiniBand":
                 entry["lid"] = port["lid"]
+            elif nccl_index is not None or nccl_error:
+                # the index NCCL jobs on this node use (nccl_env's NCCL_IB_GID_INDEX), right or wrong
+                entry["gid_index"], entry["gid_source"] = nccl_index, NCCL_CONF
+                if nccl_error:
+                    entry["gid_error"] = nccl_error
             else:
                 entry["gid_index"], reason = _gid_of(device, port)
+                entry["gid_source"] = "ipv4"
                 if reason:
                     entry["gid_error"] = reason
             rails.append(entry)

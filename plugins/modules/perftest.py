@@ -82,8 +82,10 @@ options:
         required: true
       gid_index:
         description:
-          - GID index (perftest's C(-x)). Default on RoCE - the RoCE v2 GID of the netdev's IPv4 address
-            (no such GID makes the rail's results C(ok=false) naming the reason); on InfiniBand none (LID).
+          - GID index (perftest's C(-x)). Default on RoCE - the index NCCL jobs on the node use, C(NCCL_IB_GID_INDEX)
+            of C(/etc/nccl.conf) (what rdma.fabric.nccl_env writes), where it is set; else the RoCE v2 GID of the
+            netdev's IPv4 address (no such GID makes the rail's results C(ok=false) naming the reason); on
+            InfiniBand none (LID).
         type: int
       peer:
         description: The server's address for perftest's TCP out-of-band connection. Required with

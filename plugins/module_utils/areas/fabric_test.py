@@ -252,8 +252,13 @@ def rows(nodes, spec, outcomes, phase="round"):
                     continue
                 row["expected"] = _expected(kind, thr)
                 if not result.get("ok"):
+                    # both ends' own words: a down port on the server side shows only there (its
+                    # client just cannot connect)
                     server_error = (served.get((rail, kind)) or {}).get("error")
-                    row["error"] = result.get("error") or server_error or "rc=%s" % result.get("rc")
+                    said = [e for e in (result.get("error"), server_error) if e]
+                    row["error"] = "; ".join("%s: %s" % (who, e) for who, e in zip(
+                        ("client %s" % client, "server %s" % server), (result.get("error"), server_error)) if e) \
+                        if len(said) > 1 else (said[0] if said else "rc=%s" % result.get("rc"))
                 elif kind == "bw":
                     row["figure"] = result.get("bw_gbps")
                     row["ok"] = row["figure"] is not None and row["figure"] >= thr["bw_min_gbps"]

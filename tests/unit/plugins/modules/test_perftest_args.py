@@ -142,3 +142,18 @@ def test_parsed_gives_figures_without_touching_the_host(monkeypatch, nothing_run
     if how == "fail":
         pytest.skip("the parser refuses this abridged text: %s" % res["msg"])
     assert res["parsed"]["bw_gbps"] == 369.02 and res["changed"] is False
+
+
+def test_gid_index_from_nccl_conf(tmp_path):
+    """The GID index NCCL jobs use (NCCL_IB_GID_INDEX of nccl.conf, the last line wins) is the
+    one the tests use; a value that is no GID index is named; no file or no line: none."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as RUN
+    conf = tmp_path / "nccl.conf"
+    assert RUN.nccl_gid_index(str(conf)) == (None, None)
+    conf.write_text("NCCL_IB_HCA=mlx5_0\n")
+    assert RUN.nccl_gid_index(str(conf)) == (None, None)
+    conf.write_text("NCCL_IB_GID_INDEX=3\nNCCL_IB_HCA=mlx5_0\nNCCL_IB_GID_INDEX=0\n")
+    assert RUN.nccl_gid_index(str(conf)) == (0, None)
+    conf.write_text("NCCL_IB_GID_INDEX=three\n")
+    index, why = RUN.nccl_gid_index(str(conf))
+    assert index is None and "NCCL_IB_GID_INDEX=three" in why
