@@ -25,7 +25,7 @@ description:
     testcase per check that could not run;
   - C(rdma_fabric_fabric_test.prom) C(rdma_fabric_fabric_test_findings{host,check,severity}) (0 for the checks
     of a host that passed them, so alerts resolve), C(rdma_fabric_fabric_test_hosts_checked) and the run series.
-  - Fails only with O(fail_on=error): the role fails each node that does not pass on its own.
+  - Fails only with O(fail_on=error); the role fails each node that does not pass on its own.
 extends_documentation_fragment:
   - rdma.fabric.reports
 options:

@@ -835,4 +835,3 @@ def _unmark(path):
             os.unlink(path)
         except OSError:
             pass
-

@@ -320,8 +320,8 @@ def test_verdict_rules():
         [res("x", "y", False), res("z", "x", False), res("y", "w", True), res("w", "z", True)]))
     assert out == {"x": "fail", "y": "pass", "z": "pass", "w": "pass"}
     # checks and rails are judged apart
-    out = A.verdicts([res("a", "b", True), dict(res("a", "b", False), rail=1), dict(res("a", "b", True),
-                                                                                   check="perftest.write_lat")])
+    out = A.verdicts([res("a", "b", True), dict(res("a", "b", False), rail=1),
+                      dict(res("a", "b", True), check="perftest.write_lat")])
     assert sorted((v["check"], v["rail"], v["verdict"]) for v in out if v["node"] == "a") == [
         ("perftest.write_bw", 0, "pass"), ("perftest.write_bw", 1, "undetermined"), ("perftest.write_lat", 0, "pass")]
     with pytest.raises(ValueError, match=r"results\[0\]: ok is missing"):
