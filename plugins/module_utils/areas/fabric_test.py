@@ -81,6 +81,9 @@ def config_errors(settings):
     address = settings.get("address")
     if not isinstance(address, str) or not address or any(c.isspace() for c in address):
         bad("address", "expected a host name or address without spaces")
+    leaves = settings.get("leaves")
+    if not isinstance(leaves, dict) or any(not isinstance(v, (str, dict)) for v in leaves.values()):
+        bad("leaves", "expected {node: leaf} or {node: {rail: leaf}}")
     good = settings.get("known_good")
     if not isinstance(good, list) or any(not isinstance(h, str) or not h for h in good):
         bad("known_good", "expected a list of inventory host names")
@@ -211,7 +214,8 @@ def rounds(nodes, spec, known_good=()):
             return []
         planned = _acceptance.onboard_rounds(new, good, k)
     else:
-        planned = _acceptance.plan_rounds(hosts, k)
+        leaves = dict((h, v) for h, v in (spec["settings"].get("leaves") or {}).items() if h in set(hosts))
+        planned = _acceptance.plan_rounds(hosts, k, leaves or None)
     return [_round(nodes, spec, r, known_good) for r in planned]
 
 

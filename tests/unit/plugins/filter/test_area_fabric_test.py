@@ -10,7 +10,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_te
 from ansible.errors import AnsibleFilterError
 
 DEFAULTS = {"peers": 2, "kinds": ["bw", "lat"], "duration": 2, "timeout": 0, "devices": [], "tcp_port": 18515,
-            "address": "x", "use_cuda": "auto", "thresholds": {}, "node_type": "", "known_good": [],
+            "address": "x", "use_cuda": "auto", "leaves": {}, "thresholds": {}, "node_type": "", "known_good": [],
             "nccl_launcher": [], "report_dir": "/tmp/r", "verdict_file": "/var/lib/rdma-fabric/fabric-test.json",
             "fail": True}
 
@@ -168,3 +168,12 @@ def test_untestable_node_fails_with_the_reason_and_nccl_is_skipped_not_passed():
     verdict = step([], "verdict", s, nodes, ["a", "z"])
     assert list(verdict["failed"]) == ["z"] and "no RDMA device" in verdict["failed"]["z"][0]["actual"]
     assert [k["check"] for k in verdict["skipped"] if k["host"] == "a"] == ["nccl.all_reduce"]
+
+
+def test_pairs_cross_leaves_where_the_leaves_are_known():
+    hosts = ["n%d" % i for i in range(8)]
+    leaves = dict((h, "leaf%d" % (i % 2)) for i, h in enumerate(hosts))
+    rounds = step(nodes_of(hosts), "rounds", spec(leaves=leaves))
+    pairs = [(entry["server"], client) for r in rounds for client, entry in r.items()]
+    assert len(pairs) == 8 and all(leaves[a] != leaves[b] for a, b in pairs)
+    assert any("fabric_test_leaves=" in e for e in F.config_errors(spec(leaves={"n1": 3})["settings"]))
