@@ -448,7 +448,7 @@ def onboard_rounds(new, good, k=2):
         raise ValueError("%s=%d: only %d known-good node%s to test the new ones against; lower %s or admit more nodes"
                          % (VARIABLE, k, size, "" if size == 1 else "s", VARIABLE))
     blocks = (len(new) + size - 1) // size
-    plan = [[] for _ in range(blocks * k)]
+    plan = [[] for _block in range(blocks * k)]
     for index, node in enumerate(new):
         block, pos = divmod(index, size)
         for t in range(k):

@@ -130,7 +130,7 @@ def strip_launcher(text):
     out = []
     for line in text.splitlines():
         line = line.rstrip("\r")
-        for _ in range(3):
+        for _attempt in range(3):
             new = _TIMESTAMP.sub("", line, count=1)
             new = _MPI_TAG.sub("", new, count=1)
             new = _RANK_LABEL.sub("", new, count=1)

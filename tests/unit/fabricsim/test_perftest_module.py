@@ -137,7 +137,7 @@ def _real_run_command():
         env = dict(os.environ)
         env.update(kwargs.get("environ_update") or {})
         proc = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                              universal_newlines=True)
+                              universal_newlines=True, check=False)
         return proc.returncode, proc.stdout, proc.stderr
     return run_command
 

@@ -36,7 +36,7 @@ class Node(object):
     def cmd(self, *args, **kw):
         env = dict(self.env, **kw.pop("env", {}))
         proc = subprocess.run([sys.executable, ENTRY] + [str(a) for a in args], env=env, cwd=self.dir,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
         return proc.stdout, proc.stderr, proc.returncode
 
     def ok(self, *args):

@@ -290,7 +290,7 @@ def perftest_output(draw):
         out.append(HEAD_LAT + "\n")
         for size in draw(st.lists(st.integers(1, 23).map(lambda e: 2 ** e), min_size=1, max_size=6, unique=True)):
             it = draw(st.integers(2, 10 ** 6))
-            vals = [draw(cents) for _ in range(7)]
+            vals = [draw(cents) for _cell in range(7)]
             out.append(REPORT_FMT_LAT % tuple([size, it] + vals) + "\n")
             rows.append(dict(zip(("bytes", "iterations", "t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99_9"),
                                  [size, it] + vals)))

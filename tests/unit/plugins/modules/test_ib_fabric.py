@@ -81,7 +81,7 @@ def test_sim_default_and_line_agree():
     def key(p):
         return (p["node"], p["port"], p["width"], p["speed_name"], p["state"], p["phys_state"],
                 p["peer"] and (p["peer"]["node"], p["peer"]["port"]))
-    assert sorted(map(key, default["ports"]), key=repr) == sorted(map(key, [p for p in line["ports"]]), key=repr)
+    assert sorted(map(key, default["ports"]), key=repr) == sorted(map(key, list(line["ports"])), key=repr)
     # --line has no node type: switches are inferred from one GUID over several ports.
     assert set(p["node_type"] for p in line["ports"]) == set(["switch", "ca"])
     assert all(p["peer"]["port_guid"] for p in line["ports"] if p["peer"])
