@@ -46,8 +46,9 @@ class ActionModule(ActionBase):
         mode = RR.report_mode(ACTION, args, task_vars)
         verdict = args.get("verdict")
         if not isinstance(verdict, dict) or not isinstance(verdict.get("findings"), list):
-            raise AnsibleError("%s: verdict: expected the fabric_test filter's verdict (a dict with findings), got %r"
-                               % (ACTION, type(verdict).__name__))
+            shown = repr(verdict)
+            raise AnsibleError("%s: verdict=%s: expected the fabric_test filter's verdict (a dict with findings)"
+                               % (ACTION, shown if len(shown) <= 200 else shown[:200] + "..."))
         fail_on = args.get("fail_on", "never")
         if fail_on not in ("error", "never"):
             raise AnsibleError("%s: fail_on=%r: one of error, never" % (ACTION, fail_on))

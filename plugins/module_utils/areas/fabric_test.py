@@ -39,6 +39,10 @@ FLAGS = ("fail",)
 KINDS = ("bw", "lat")
 CHECKS = {"bw": "perftest.write_bw", "lat": "perftest.write_lat"}
 _DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# a word of the NCCL launcher once {hosts} and {np} are put in: what rdma.fabric.nccl_test takes
+# (_perftest_run._SAFE_ARG: one argv item, no shell syntax or blanks)
+_LAUNCHER_WORD = re.compile(r"^[A-Za-z0-9_.,:=/+@%\-]+\Z")
+_LAUNCHER_FIELDS = {"{hosts}": "h1,h2", "{np}": "2"}
 # fabric_test_tcp_port + rail: the highest rail count we plan for
 MAX_RAILS = 32
 
@@ -90,11 +94,31 @@ def config_errors(settings):
     launcher = settings.get("nccl_launcher")
     if not isinstance(launcher, list) or any(not isinstance(a, str) for a in launcher):
         bad("nccl_launcher", "expected a list of strings (an argument vector)")
+    else:
+        for position, word in enumerate(launcher):
+            filled = word
+            for field, sample in _LAUNCHER_FIELDS.items():
+                filled = filled.replace(field, sample)
+            if not _LAUNCHER_WORD.match(filled):
+                bad("nccl_launcher", "item %d %r: one argument per item, letters, digits and . , : = / + @ %% _ - "
+                    "besides {hosts} and {np} (no shell syntax or blanks)" % (position, word))
+                break
+    report_dir = settings.get("report_dir")
+    if not isinstance(report_dir, str) or not report_dir or any(c in report_dir for c in "\r\n\x00"):
+        bad("report_dir", "expected a directory on the controller")
     verdict_file = settings.get("verdict_file")
     if verdict_file and (not isinstance(verdict_file, str) or not verdict_file.startswith("/") or "\n" in verdict_file):
         bad("verdict_file", "expected an absolute path, or empty for none")
-    if not isinstance(settings.get("node_type"), str):
+    node_type = settings.get("node_type")
+    if not isinstance(node_type, str):
         bad("node_type", "expected a node type name (a key of fabric_test_thresholds.by_node_type)")
+    elif node_type:
+        given = settings.get("thresholds")
+        given = given.get("by_node_type") if isinstance(given, dict) else None
+        known = set(_acceptance.THRESHOLDS["by_node_type"]) | set(given if isinstance(given, dict) else ())
+        if node_type not in known:
+            bad("node_type", "no thresholds for this node type: a key of fabric_test_thresholds.by_node_type or one "
+                "of the defaults (%s), or empty" % ", ".join(sorted(_acceptance.THRESHOLDS["by_node_type"])))
     errors.extend(_acceptance.check_settings(settings.get("thresholds")))
     return errors
 

@@ -10,7 +10,8 @@ values over them and the role's vars/main.yml over those (Ansible's precedence):
 1. the role's argument spec, validated as ``ansible.builtin.validate_argument_spec`` does it
    for the role's ``main`` entry point (ArgumentSpecValidator, role mode, its message);
 2. when the spec accepts the values, the ``ansible.builtin.assert`` tasks of the role's
-   ``tasks/preflight.yml``, in order, evaluated as the assert action does (``when``, each
+   ``tasks/preflight.yml`` (a role without one: the first tasks of its ``tasks/main.yml``, whose
+   first task checks the variables), in order, evaluated as the assert action does (``when``, each
    ``that``, then ``fail_msg``), up to the first task that is neither an assert nor a debug
    (the first one that reads the node). A task with ``no_log`` shows its name and the censored
    text only, as the run's output does.
@@ -82,7 +83,9 @@ def main(repo):
             out[case["id"]] = {"stage": "spec", "msg": "Validation of arguments failed:\n%s" % "\n".join(errors)}
             continue
         out[case["id"]] = {"stage": "accepted", "msg": ""}
-        tasks = load(role, "tasks", "preflight.yml") or []
+        preflight = "preflight.yml" if os.path.exists(os.path.join(repo, "roles", role, "tasks", "preflight.yml")) \
+            else "main.yml"
+        tasks = load(role, "tasks", preflight) or []
         for task in tasks:
             action = next((a for a in ASSERT + DEBUG if a in task), None)
             if action is None:

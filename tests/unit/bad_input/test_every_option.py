@@ -17,8 +17,8 @@ A case runs the real entry point: a module's main() through ``helpers.run_module
 bad-input world of test_bad_input.py (a fake sysfs and GRUB tree, no command but reads; the
 working directory is the test's tmp dir, so a relative path the module took would show as a
 change); an action plugin's run(); a role's variables through ``_role_checks.py`` (the role's
-argument spec as validate_argument_spec checks it, then its tasks/preflight.yml asserts, in a
-separate process). The message must hold the case's words (the option and the value) and,
+argument spec as validate_argument_spec checks it, then its tasks/preflight.yml asserts, or the
+first asserts of tasks/main.yml for a role without one, in a separate process). The message must hold the case's words (the option and the value) and,
 for a secret, not the value.
 
 Coverage counts, per option: the cases here, the automatic ones (a bool gets ``maybe``, a
@@ -128,6 +128,20 @@ def _kc(**extra):
                 **extra)
 
 
+def _pt(state="server", **test):
+    """perftest with one rail's test (``test`` over a sound one)."""
+    return {"state": state, "tests": [dict({"rail": 0, "device": "mlx5_0", "tcp_port": 18515}, **test)]}
+
+
+def _cab(**entry):
+    return {"state": "parsed", "running_config": GARBAGE,
+            "cabling": [dict({"hca": "node1 mlx5_0", "leaf": "leaf1"}, **entry)]}
+
+
+# the fabric_test filter's verdict for no host, what fabric_test_report takes when the case is elsewhere
+VERDICT = {"passed": [], "failed": {}, "findings": [], "skipped": []}
+
+
 # module: [(option, args, words)] - words: what the message must hold (the option, the value)
 MODULE_CASES = {
     "dcqcn": [
@@ -146,6 +160,24 @@ MODULE_CASES = {
         ("captured.ibdev2netdev", {"captured": {"ibdev2netdev": GARBAGE}},
          ["captured.ibdev2netdev", "this is not tool output"]),
         ("bundle", {"bundle": "/nonexistent/bundle"}, ["bundle=", "/nonexistent/bundle"]),
+    ],
+    "ib_fabric": [
+        ("running_config", {"state": "parsed", "running_config": GARBAGE},
+         ["running_config", "this is not tool output"]),
+        ("ca", {"ca": "../x"}, ["ca=", "../x"]),
+        ("port", {"port": 0}, ["port=0"]),
+        ("timeout", {"timeout": -1}, ["timeout=-1"]),
+        ("expected_width", {"expected_width": "5X"}, ["expected_width='5X'"]),
+        ("expected_speed", {"expected_speed": "warp"}, ["expected_speed='warp'"]),
+        ("thresholds", {"thresholds": {"SymbolErrorCounter": -1}}, ["thresholds.SymbolErrorCounter=-1"]),
+        ("thresholds", {"thresholds": {"bogus": 1}}, ["thresholds.bogus"]),
+        ("cabling", {"cabling": [{"hca": "node1 mlx5_0", "leaf": "leaf1"}, {"hca": "node1 mlx5_0", "leaf": "leaf2"}]},
+         ["cabling[1]", "node1 mlx5_0 port 1", "cabling[0]"]),
+        ("cabling.hca", _cab(hca=""), ["cabling[0].hca=''"]),
+        ("cabling.leaf", _cab(leaf=""), ["cabling[0].leaf=''"]),
+        ("cabling.port", _cab(port=0), ["cabling[0].port=0"]),
+        ("cabling.rail", _cab(rail=-1), ["cabling[0].rail=-1"]),
+        ("cabling.leaf_port", _cab(leaf_port=0), ["cabling[0].leaf_port=0"]),
     ],
     "kernel_cmdline": [
         ("grub_file", _kc(grub_file="etc/default/grub"), ["grub_file", "etc/default/grub"]),
@@ -166,6 +198,33 @@ MODULE_CASES = {
         ("files.content", {"files": [{"path": "/etc/x", "content": None}]}, ["files[0].content", "NoneType"]),
         ("files.group", {"files": [{"path": "/etc/x", "content": "a", "group": "wh eel"}]},
          ["files[0].group", "wh eel"]),
+    ],
+    "nccl_test": [
+        ("binary", {"binary": "build/all_reduce_perf"}, ["binary='build/all_reduce_perf'"]),
+        ("launcher", {"launcher": ["mpirun", "-np", "2;id"]}, ["launcher[2]", "2;id"]),
+        ("launcher", {"launcher": []}, ["launcher=[]"]),
+        ("args", {"args": ["-g", "`id`"]}, ["args[1]", "`id`"]),
+        ("env_file", {"env_file": "/nonexistent/nccl.conf"}, ["env_file=", "/nonexistent/nccl.conf"]),
+        ("timeout", {"timeout": 0}, ["timeout=0"]),
+        ("running_config", {"state": "parsed", "running_config": GARBAGE},
+         ["running_config", "this is not tool output"]),
+    ],
+    "perftest": [
+        ("duration", {"duration": 0}, ["duration=0"]),
+        ("timeout", {"timeout": 0}, ["timeout=0"]),
+        ("extra_args", {"extra_args": ["-s", "1; reboot"]}, ["extra_args[1]", "1; reboot"]),
+        ("job_dir", dict(_pt(), job_dir="jobs"), ["job_dir=", "jobs"]),
+        ("running_config", {"state": "parsed", "running_config": GARBAGE},
+         ["running_config", "this is not tool output"]),
+        ("tests", {"state": "server", "tests": [_pt()["tests"][0], dict(_pt()["tests"][0], tcp_port=18516)]},
+         ["tests[1].rail=0", "tests[0]"]),
+        ("tests", {"state": "gathered", "tests": _pt()["tests"]}, ["tests", "state=gathered"]),
+        ("tests.rail", _pt(rail=-1), ["tests[0].rail=-1"]),
+        ("tests.device", _pt(device="mlx5 0"), ["tests[0].device='mlx5 0'"]),
+        ("tests.ib_port", _pt(ib_port=0), ["tests[0].ib_port=0"]),
+        ("tests.tcp_port", _pt(tcp_port=80), ["tests[0].tcp_port=80"]),
+        ("tests.gid_index", _pt(gid_index=300), ["tests[0].gid_index=300"]),
+        ("tests.peer", _pt("client", peer="a;b"), ["tests[0].peer='a;b'"]),
     ],
     "rail_addresses": [
         ("running_config", {"state": "parsed", "running_config": GARBAGE},
@@ -229,6 +288,12 @@ ACTION_CASES = {
         ("result_var", {"result_var": "drift result"}, ["result_var", "drift result"]),
         ("started_var", {"started_var": "drift started"}, ["started_var", "drift started"]),
     ],
+    "fabric_test_report": [
+        ("report_dir", {"report_dir": "@FILE@", "verdict": VERDICT}, ["report_dir", "@FILE@"]),
+        ("report_mode", {"report_mode": "0999", "verdict": VERDICT}, ["report_mode", "0999"]),
+        ("verdict", {"verdict": "passed"}, ["verdict", "'passed'"]),
+        ("verdict", {"verdict": {"passed": ["node1"]}}, ["verdict", "{'passed': ['node1']}"]),
+    ],
     "health_report": [
         ("report_dir", {"report_dir": "@FILE@"}, ["report_dir", "@FILE@"]),
         ("report_mode", {"report_mode": "rwx"}, ["report_mode", "rwx"]),
@@ -246,6 +311,28 @@ ROLE_BASE = {
 
 # role: [(variable, {variable: value, ...}, words[, secret values the message must not hold])]
 ROLE_CASES = {
+    "fabric_test": [
+        ("fabric_test_peers", {"fabric_test_peers": 0}, ["fabric_test_peers=0"]),
+        ("fabric_test_duration", {"fabric_test_duration": 0}, ["fabric_test_duration=0"]),
+        ("fabric_test_timeout", {"fabric_test_timeout": -1}, ["fabric_test_timeout=-1"]),
+        ("fabric_test_devices", {"fabric_test_devices": ["mlx5 0"]}, ["fabric_test_devices", "mlx5 0"]),
+        ("fabric_test_devices", {"fabric_test_devices": ["mlx5_0", "mlx5_0"]},
+         ["fabric_test_devices=['mlx5_0', 'mlx5_0']", "twice"]),
+        ("fabric_test_tcp_port", {"fabric_test_tcp_port": 80}, ["fabric_test_tcp_port=80"]),
+        ("fabric_test_address", {"fabric_test_address": "10.0.0.1 x"}, ["fabric_test_address", "10.0.0.1 x"]),
+        ("fabric_test_thresholds", {"fabric_test_thresholds": {"bw_fraction": 2}},
+         ["fabric_test_thresholds.bw_fraction=2"]),
+        ("fabric_test_thresholds", {"fabric_test_thresholds": {"bogus": 1}}, ["fabric_test_thresholds.bogus"]),
+        ("fabric_test_node_type", {"fabric_test_node_type": "BM.GPU.H10.8"},
+         ["fabric_test_node_type", "BM.GPU.H10.8"]),
+        ("fabric_test_leaves", {"fabric_test_leaves": {"node1": 5}}, ["fabric_test_leaves", "{'node1': 5}"]),
+        ("fabric_test_known_good", {"fabric_test_known_good": [""]}, ["fabric_test_known_good", "['']"]),
+        ("fabric_test_nccl_launcher", {"fabric_test_nccl_launcher": ["mpirun", "-np", "{np};id"]},
+         ["fabric_test_nccl_launcher", "{np};id"]),
+        ("fabric_test_report_dir", {"fabric_test_report_dir": ""}, ["fabric_test_report_dir", "''"]),
+        ("fabric_test_verdict_file", {"fabric_test_verdict_file": "var/fabric-test.json"},
+         ["fabric_test_verdict_file", "var/fabric-test.json"]),
+    ],
     "gpudirect": [
         ("gpudirect_kernel_arguments.value", {"gpudirect_kernel_arguments": [{"name": "iommu", "value": "pt\n"}]},
          ["gpudirect_kernel_arguments", "iommu", "value 'pt\\n'"]),
@@ -389,6 +476,8 @@ ACCEPTS_ANYTHING = {
     ("gdr_readiness", "captured.proc_cmdline"): "a kernel command line is any words; the audit looks for the IOMMU "
                                                 "ones in it",
     ("nccl_env", "nccl_env_header"): "a comment: every line of it is written as a '#' line",
+    ("fabric_test_report", "title"): "a free-form title printed above the table",
+    ("ib_fabric", "host"): "a label the records carry (pass inventory_hostname to match the other reports)",
 }
 
 # case id: the defect the case shows, left for the owners of the files it is in
@@ -421,7 +510,7 @@ ENTRY_BASE = {
     ("gpudirect", "gpudirect_kernel_arguments"): {"name": "iommu", "value": "pt"},
     ("roce_qos", "roce_qos_dscp2prio_extra"): {"dscp": 10, "priority": 1},
 }
-ARGS_BASE = {"kernel_cmdline": _kc()}
+ARGS_BASE = {"kernel_cmdline": _kc(), "fabric_test_report": {"verdict": VERDICT}}
 
 
 def _place(owner, spec, path, value):
