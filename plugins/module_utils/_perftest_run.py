@@ -689,3 +689,19 @@ def collect(perftest, job_dir, tests, kinds, bound):
             results.append(result(perftest, server_test, item, "server", rc, text, note))
         remove_job(job_dir, job["rail"])
     return results
+
+
+def run_bounded(argv, environ, wait):
+    """``(rc, output bytes)`` of ``argv`` in a session of its own (stdout and stderr together),
+    its whole process group killed when it outlives ``wait`` seconds; a signal is 128 + N."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            close_fds=True, start_new_session=True, env=environ)
+    try:
+        out = proc.communicate(timeout=wait)[0]
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out = proc.communicate()[0]
+    return (proc.returncode if proc.returncode >= 0 else 128 - proc.returncode), out

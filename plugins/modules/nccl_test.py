@@ -61,8 +61,8 @@ options:
     type: str
 attributes:
   check_mode:
-    description: V(parsed) runs the same; V(run) would send traffic, so it returns C(skipped) with a reason.
     support: partial
+    details: V(parsed) runs the same; V(run) would send traffic, so it returns C(skipped) with a reason.
   diff_mode:
     description: Nothing to diff.
     support: none
@@ -156,8 +156,6 @@ parsed:
 """
 
 import os
-import signal
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -293,18 +291,8 @@ def main():
     environ = dict(os.environ)
     environ.update(C_LOCALE)
     environ.update(env)
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            close_fds=True, start_new_session=True, env=environ)
-    try:
-        out = proc.communicate(timeout=params["timeout"] + run.KILL_AFTER + 5)[0]
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out = proc.communicate()[0]
+    rc, out = run.run_bounded(argv, environ, params["timeout"] + run.KILL_AFTER + 5)
     text = out.decode("utf-8", "replace")
-    rc = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     parsed = None
     try:
         parsed = _nccl_tests.parse(text)

@@ -141,9 +141,9 @@ options:
     default: []
 attributes:
   check_mode:
-    description: V(gathered) and V(parsed) run the same; V(server), V(client) and V(collect) would send
-      traffic, so they do nothing and return C(skipped) with a message.
     support: partial
+    details: V(gathered) and V(parsed) run the same; V(server), V(client) and V(collect) would send
+      traffic, so they do nothing and return C(skipped) with a message.
   diff_mode:
     description: Nothing to diff.
     support: none
@@ -231,7 +231,9 @@ jobs:
     pgid: {description: Its process group and session id (every process of the job is in this session)., type: int}
     listening: {description: Whether the first server listened within 10 s., type: bool}
     outputs: {description: Output file per kind., type: dict}
-    errors: {description: Kinds that could not start and why (the tool missing, the port taken)., type: dict}
+    errors:
+      description: Kinds that could not start and why (the tool missing, the port taken).
+      type: dict
     replaced: {description: Leftover jobs on the same rail or port that were killed., type: list}
 results:
   description:
