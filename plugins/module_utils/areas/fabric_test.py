@@ -155,6 +155,9 @@ def node(host, spec, gathered):
     if not isinstance(gathered, dict) or gathered.get("failed"):
         out["error"] = "the node's rails could not be read: %s" % ((gathered or {}).get("msg") or "no result")
         return out
+    # the module's result holds the facts under ``gathered``; a bare facts dict is taken as it is
+    if isinstance(gathered.get("gathered"), dict):
+        gathered = gathered["gathered"]
     tools = gathered.get("tools") or {}
     every = dict((p["device"], p) for p in gathered.get("rails") or [] if p.get("device"))
     wanted = settings.get("devices") or []

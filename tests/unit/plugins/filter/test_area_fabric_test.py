@@ -177,3 +177,11 @@ def test_pairs_cross_leaves_where_the_leaves_are_known():
     pairs = [(entry["server"], client) for r in rounds for client, entry in r.items()]
     assert len(pairs) == 8 and all(leaves[a] != leaves[b] for a, b in pairs)
     assert any("fabric_test_leaves=" in e for e in F.config_errors(spec(leaves={"n1": 3})["settings"]))
+
+
+def test_node_reads_the_module_result_as_registered():
+    """``register`` of rdma.fabric.perftest state=gathered holds the facts under ``gathered``."""
+    node = step({"changed": False, "gathered": gathered(rails=2)}, "node", spec(), "n1")
+    assert node["error"] is None and [r["device"] for r in node["rails"]] == ["mlx5_0", "mlx5_1"]
+    failed = step({"failed": True, "msg": "boom"}, "node", spec(), "n2")
+    assert "could not be read: boom" in failed["error"]
