@@ -55,8 +55,12 @@ def _isolation(rows, spec, nodes, known_good=None):
     return area.isolation(nodes, spec, rows or [], known_good or ())
 
 
-def _verdict(rows, spec, nodes, judged, known_good=None):
-    return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or ())
+def _verdict(rows, spec, nodes, judged, known_good=None, nccl=None):
+    return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or (), [n for n in nccl or [] if n])
+
+
+def _launcher(pair, spec, nodes, client):
+    return area.nccl_launcher(nodes, spec, client, pair["server"])
 
 
 def _verdict_file(verdict, spec, host):
@@ -71,7 +75,7 @@ def _message(finding, spec):
                                         finding.get("expected"))
 
 
-STEPS = {"message": _message, "node": _node, "peers": _peers, "rounds": _rounds, "rows": _rows, "isolation": _isolation,
+STEPS = {"message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "rows": _rows, "isolation": _isolation,
          "verdict": _verdict, "verdict_file": _verdict_file}
 
 

@@ -151,7 +151,7 @@ def node(host, spec, gathered):
     perftest) is None otherwise."""
     settings = spec["settings"]
     out = {"host": host, "address": settings.get("address") or host, "rails": [], "error": None,
-           "node_type": settings.get("node_type") or ""}
+           "node_type": settings.get("node_type") or "", "gpus": 0}
     if not isinstance(gathered, dict) or gathered.get("failed"):
         out["error"] = "the node's rails could not be read: %s" % ((gathered or {}).get("msg") or "no result")
         return out
@@ -159,6 +159,7 @@ def node(host, spec, gathered):
     if isinstance(gathered.get("gathered"), dict):
         gathered = gathered["gathered"]
     tools = gathered.get("tools") or {}
+    out["gpus"] = gathered.get("gpus") or 0
     every = dict((p["device"], p) for p in gathered.get("rails") or [] if p.get("device"))
     wanted = settings.get("devices") or []
     if wanted:
@@ -338,7 +339,39 @@ def isolation(nodes, spec, all_rows, known_good=()):
     return [_round(nodes, spec, r, known_good) for r in planned if r]
 
 
-def verdict(nodes, spec, all_rows, judged, known_good=()):
+def nccl_launcher(nodes, spec, client, server):
+    """The launcher argument vector of a pair: ``{hosts}`` the two addresses, ``{np}`` the
+    ranks (the GPUs of both nodes, one rank each)."""
+    hosts = "%s,%s" % (nodes[client]["address"], nodes[server]["address"])
+    ranks = str(max(2, (nodes[client].get("gpus") or 1) + (nodes[server].get("gpus") or 1)))
+    return [w.replace("{hosts}", hosts).replace("{np}", ranks) for w in spec["settings"].get("nccl_launcher") or []]
+
+
+def _nccl_findings(nodes, spec, outcome, judged, known_good, findings, skipped):
+    """One pair's all_reduce_perf result: skipped with its reason, failed with the tool's error,
+    or below ``nccl_busbw_min_gbps`` (GB/s, nccl-tests' unit; not judged when None)."""
+    client, server, result = outcome.get("client"), outcome.get("server"), outcome.get("result") or {}
+    hosts = [h for h in (client, server) if h in judged and h not in set(known_good or ())]
+    subject = "pair %s-%s" % (client, server)
+    if result.get("skipped") or not result:
+        for host in hosts:
+            skipped.append({"host": host, "check": "nccl.all_reduce", "subject": subject,
+                            "reason": result.get("reason") or result.get("msg") or "the NCCL test did not run"})
+        return
+    thr = _acceptance.thresholds(spec["settings"].get("thresholds") or {}, None,
+                                 nodes[client].get("node_type") or None)["nccl_busbw_min_gbps"]
+    figure = result.get("avg_busbw_gbps")
+    if result.get("ok") and (thr is None or (figure is not None and figure >= thr)):
+        return
+    actual = result.get("error") or result.get("msg") if not result.get("ok") else "%s GB/s" % _num(figure)
+    for host in hosts:
+        findings.append(_finding(host, "nccl.all_reduce", subject,
+                                 ">= %s GB/s bus bandwidth" % _num(thr) if thr is not None else "a run without errors",
+                                 actual or "rc=%s" % result.get("rc"), "all_reduce_perf across the pair",
+                                 "run the pair's perftest rows first: a rail that fails there fails NCCL"))
+
+
+def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
     """``{passed: [hosts], failed: {host: [findings]}, findings, skipped}``: the verdict of every
     host of ``judged`` (known-good nodes serve but are not judged). A node that cannot be tested
     fails with the reason; a rail a node failed with nodes that passed it fails the node, named
@@ -377,6 +410,8 @@ def verdict(nodes, spec, all_rows, judged, known_good=()):
             "clean or replace the optic and cable of %s (rail %s), check its switch port; then run the fabric test again"
             % (device, rail) if fail else "test the node against more peers (fabric_test_peers)",
             "error" if fail else "warning"))
+    for outcome in nccl or ():
+        _nccl_findings(nodes, spec, outcome, judged, known_good, findings, skipped)
     if not spec["settings"].get("nccl_launcher"):
         for host in judged:
             if not (nodes.get(host) or {}).get("error"):

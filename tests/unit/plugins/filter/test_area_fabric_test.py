@@ -185,3 +185,24 @@ def test_node_reads_the_module_result_as_registered():
     assert node["error"] is None and [r["device"] for r in node["rails"]] == ["mlx5_0", "mlx5_1"]
     failed = step({"failed": True, "msg": "boom"}, "node", spec(), "n2")
     assert "could not be read: boom" in failed["error"]
+
+
+def test_nccl_pair_results_skipped_failed_or_below_the_node_type_floor():
+    nodes = nodes_of(["a", "b"])
+    s = spec(nccl_launcher=["mpirun", "--tag-output", "-np", "{np}", "-H", "{hosts}"],
+             thresholds={"by_node_type": {"lab": {"nccl_busbw_min_gbps": 40}}}, node_type="lab")
+    assert step({"server": "b"}, "launcher", s, nodes, "a") == ["mpirun", "--tag-output", "-np", "2", "-H",
+                                                                 "a.lab,b.lab"]
+    for n in nodes.values():
+        n["node_type"] = "lab"
+    skipped = step([], "verdict", s, nodes, ["a", "b"], [], [
+        {"client": "a", "server": "b", "result": {"skipped": True, "reason": "mpirun not found"}}])
+    assert [k["reason"] for k in skipped["skipped"]] == ["mpirun not found", "mpirun not found"]
+    assert skipped["failed"] == {}
+    slow = step([], "verdict", s, nodes, ["a", "b"], [], [
+        {"client": "a", "server": "b", "result": {"ok": True, "avg_busbw_gbps": 21.5}}])
+    assert sorted(slow["failed"]) == ["a", "b"] and slow["findings"][0]["actual"] == "21.5 GB/s"
+    assert slow["findings"][0]["expected"] == ">= 40 GB/s bus bandwidth"
+    broken = step([], "verdict", s, nodes, ["a", "b"], ["b"], [
+        {"client": "a", "server": "b", "result": {"ok": False, "error": "Test NCCL failure common.cu:1279"}}])
+    assert list(broken["failed"]) == ["a"] and "NCCL failure" in broken["failed"]["a"][0]["actual"]
