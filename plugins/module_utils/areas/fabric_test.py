@@ -250,7 +250,8 @@ def rounds(nodes, spec, known_good=()):
 def _threshold(nodes, spec, server, client, rail):
     rates = [nodes[h]["rails"][rail].get("rate_gbps") for h in (server, client)]
     rates = [r for r in rates if isinstance(r, (int, float)) and r > 0]
-    rate = min(rates) if rates else None
+    # the faster end's rate: a port that trained below its peer's rate must not lower the bar
+    rate = max(rates) if rates else None
     return rate, _acceptance.thresholds(spec["settings"].get("thresholds") or {}, rate,
                                         nodes[client].get("node_type") or None,
                                         nodes[client]["rails"][rail].get("link_layer"))
