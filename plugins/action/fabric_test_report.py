@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 import time
 
 from ansible.errors import AnsibleError
@@ -36,7 +37,7 @@ def summary(verdict):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("report_dir", "report_mode", "verdict", "title", "fail_on"))
+    _VALID_ARGS = frozenset(("report_dir", "report_mode", "verdict", "title", "fail_on", "report_name"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -52,7 +53,17 @@ class ActionModule(ActionBase):
         fail_on = args.get("fail_on", "never")
         if fail_on not in ("error", "never"):
             raise AnsibleError("%s: fail_on=%r: one of error, never" % (ACTION, fail_on))
-        findings = R.sort_findings([dict(f) for f in verdict["findings"]])
+        name = args.get("report_name") or "fabric_test"
+        if not isinstance(name, str) or not re.match(r"^[a-z][a-z0-9_]{0,39}$", name):
+            raise AnsibleError("%s: report_name=%r: lower-case letters, digits and _, starting with a letter" % (ACTION, name))
+        # records of the modules (object) read as findings (subject): rdma.fabric.ib_fabric's
+        findings = R.sort_findings([dict(dict((k, v) for k, v in f.items() if k != "object"),
+                                         subject=f.get("subject", f.get("object")) or "",
+                                         severity=f.get("severity") or "error", diagnosis=f.get("diagnosis") or "",
+                                         remedy=f.get("remedy") or "")
+                                    for f in verdict["findings"]])
+        checks = sorted(set(CHECKS if name == "fabric_test" else ()) | set(f["check"] for f in findings)
+                        | set(verdict.get("checks") or ()))
         skipped = R.sort_records(list(verdict.get("skipped") or []), R.SKIP_KEYS)
         checked = sorted(set(verdict.get("passed") or []) | set(verdict.get("failed") or {}))
         now = time.time()
@@ -60,18 +71,19 @@ class ActionModule(ActionBase):
         meta.update(hosts=len(checked), passed=sorted(verdict.get("passed") or []),
                     failed=sorted(verdict.get("failed") or {}), skipped=len(skipped), summary=summary(verdict))
         RR.write_reports(ACTION, report_dir, [
-            ("fabric_test.json", R.to_json(findings, meta, R.FINDING_KEYS, skipped)),
-            ("fabric_test-junit.xml",
-             R.junit_xml(findings, [(h, c) for h in checked for c in CHECKS], suite="rdma.fabric fabric test",
+            ("%s.json" % name, R.to_json(findings, meta, R.FINDING_KEYS, skipped)),
+            ("%s-junit.xml" % name,
+             R.junit_xml(findings, [(h, c) for h in checked for c in checks], suite="rdma.fabric %s" % name,
                          case_key="check", message=R.finding_message, failure_type="fabric_test",
                          keys=R.FINDING_KEYS, skipped=skipped)),
-            ("rdma_fabric_fabric_test.prom",
+            ("rdma_fabric_%s.prom" % name,
              R.prometheus_health(findings, checked, [], now, {"inventory": meta["inventory"], "limit": meta["limit"]},
-                                 CHECKS, prefix="rdma_fabric_fabric_test"))], mode)
+                                 checks, prefix="rdma_fabric_%s" % name))], mode)
         table = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else ""
         if skipped:
             table = (table + "\n" if table else "") + R.skipped_table(skipped)
         RR.show(args.get("title") or "rdma.fabric fabric test", table, meta["summary"], report_dir)
         result.update(changed=False, findings=findings, skipped_checks=skipped, summary=meta["summary"],
                       passed=meta["passed"], failed_hosts=meta["failed"], report_dir=report_dir)
-        return RR.finish(result, meta["summary"], findings if fail_on == "error" else [])
+        return RR.finish(result, meta["summary"],
+                         [f for f in findings if f["severity"] == "error"] if fail_on == "error" else [])

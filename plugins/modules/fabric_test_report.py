@@ -30,11 +30,20 @@ extends_documentation_fragment:
   - rdma.fabric.reports
 options:
   verdict:
-    description: The verdict, C(__fabric_test_verdict) of the role (C(passed), C(failed), C(findings), C(skipped)).
+    description:
+      - The verdict, C(__fabric_test_verdict) of the role (C(passed), C(failed), C(findings), C(skipped)); a finding
+        may give its subject as C(object) (the records of rdma.fabric.ib_fabric), and C(checks) lists the checks
+        that ran (0 in the Prometheus file when they found nothing).
     type: dict
     required: true
+  report_name:
+    description:
+      - The reports' name - C(NAME.json), C(NAME-junit.xml), C(rdma_fabric_NAME.prom) and the metric prefix
+        C(rdma_fabric_NAME); V(ib_fabric) for the records of rdma.fabric.ib_fabric (playbooks/ib_fabric.yml).
+    type: str
+    default: fabric_test
   fail_on:
-    description: V(error) fails the task on any finding; V(never) reports only.
+    description: V(error) fails the task on any finding of severity V(error); V(never) reports only.
     type: str
     choices: [error, never]
     default: never
