@@ -293,6 +293,7 @@ ACTION_CASES = {
         ("report_mode", {"report_mode": "0999", "verdict": VERDICT}, ["report_mode", "0999"]),
         ("verdict", {"verdict": "passed"}, ["verdict", "'passed'"]),
         ("verdict", {"verdict": {"passed": ["node1"]}}, ["verdict", "{'passed': ['node1']}"]),
+        ("report_name", {"report_name": "../ib", "verdict": VERDICT}, ["report_name", "'../ib'"]),
     ],
     "health_report": [
         ("report_dir", {"report_dir": "@FILE@"}, ["report_dir", "@FILE@"]),
