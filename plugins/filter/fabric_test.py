@@ -47,6 +47,10 @@ def _rounds(nodes, spec, known_good=None):
     return area.rounds(nodes, spec, known_good or ())
 
 
+def _plan(nodes, spec, known_good=None):
+    return area.plan(nodes, spec, known_good or ())
+
+
 def _rows(outcomes, spec, nodes, phase="round"):
     return area.rows(nodes, spec, [o for o in outcomes or [] if o], phase)
 
@@ -75,7 +79,7 @@ def _message(finding, spec):
                                         finding.get("expected"))
 
 
-STEPS = {"message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "rows": _rows, "isolation": _isolation,
+STEPS = {"message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
          "verdict": _verdict, "verdict_file": _verdict_file}
 
 

@@ -12,9 +12,10 @@ pair planner, the isolation and the verdict rules are module_utils/_acceptance.p
 - ``spec(variables, render)``: the settings;
 - ``node(host, spec, gathered)``: the node as the planner sees it: its address and its rails
   (``rdma.fabric.perftest`` ``state=gathered``), or the record that says why it cannot be tested;
-- ``rounds(nodes, spec, known_good)``: the pair rounds of the fleet (every node against
+- ``plan(nodes, spec, known_good)``: the pair rounds of the fleet, per fabric (every node against
   ``peers`` distinct peers; with ``known_good`` only the other nodes, each against known-good
-  ones), each round ``{client: {server, server_tests, client_tests, rails}}``;
+  ones), each round ``{client: {server, server_tests, client_tests, rails}}``, and the nodes
+  (one its fabric cannot pair carries the reason);
 - ``rows(nodes, spec, outcomes, phase)``: every test's outcome judged against the thresholds;
 - ``isolation(nodes, spec, rows)``: the rounds that retest each node of a failing pair against
   nodes that passed that rail;
@@ -228,23 +229,51 @@ def testable(nodes):
     return sorted(h for h, n in nodes.items() if not n.get("error"))
 
 
-def rounds(nodes, spec, known_good=()):
-    """The fleet's pair rounds. Without ``known_good`` every testable node meets ``peers``
-    distinct peers (_acceptance.plan_rounds, pairs across leaves where known); with it every
-    other node meets ``peers`` distinct known-good nodes (_acceptance.onboard_rounds).
-    ValueError names ``fabric_test_peers`` when the fleet is too small."""
+def fabric_of(node):
+    """The fabric a node's rails are on (their link layer): pairs never cross fabrics."""
+    return (node.get("rails") or [{}])[0].get("link_layer") or "unknown"
+
+
+def plan(nodes, spec, known_good=()):
+    """``{rounds, nodes}``: the fleet's pair rounds, planned per fabric (a RoCE node is never
+    paired with an InfiniBand one), and the nodes, where a node its fabric cannot pair (too few
+    peers, too few known-good ones) carries the planner's error naming ``fabric_test_peers``.
+    Without ``known_good`` every testable node meets ``peers`` distinct peers of its fabric
+    (_acceptance.plan_rounds, pairs across leaves where known); with it every other node meets
+    ``peers`` distinct known-good nodes of its fabric (_acceptance.onboard_rounds). The rounds of
+    the fabrics run side by side (round i of each in round i)."""
     k = spec["settings"]["peers"]
-    hosts = testable(nodes)
-    good = [h for h in hosts if h in set(known_good or ())]
-    if known_good:
-        new = [h for h in hosts if h not in set(good)]
-        if not new:
-            return []
-        planned = _acceptance.onboard_rounds(new, good, k)
-    else:
-        leaves = dict((h, v) for h, v in (spec["settings"].get("leaves") or {}).items() if h in set(hosts))
-        planned = _acceptance.plan_rounds(hosts, k, leaves or None)
-    return [_round(nodes, spec, r, known_good) for r in planned]
+    nodes = dict((h, dict(n)) for h, n in nodes.items())
+    good_set = set(known_good or ())
+    groups = {}
+    for host in testable(nodes):
+        groups.setdefault(fabric_of(nodes[host]), []).append(host)
+    merged = []
+    for fabric in sorted(groups):
+        hosts = groups[fabric]
+        good = [h for h in hosts if h in good_set]
+        try:
+            if known_good:
+                new = [h for h in hosts if h not in good_set]
+                planned = _acceptance.onboard_rounds(new, good, k) if new else []
+            else:
+                leaves = dict((h, v) for h, v in (spec["settings"].get("leaves") or {}).items() if h in set(hosts))
+                planned = _acceptance.plan_rounds(hosts, k, leaves or None)
+        except ValueError as exc:
+            for host in hosts:
+                if host not in good_set:
+                    nodes[host]["error"] = "%s fabric of %d node(s): %s" % (fabric, len(hosts), exc)
+            continue
+        for index, entries in enumerate(planned):
+            if index == len(merged):
+                merged.append([])
+            merged[index].extend(entries)
+    return {"rounds": [_round(nodes, spec, r, known_good) for r in merged], "nodes": nodes}
+
+
+def rounds(nodes, spec, known_good=()):
+    """The rounds of :func:`plan`."""
+    return plan(nodes, spec, known_good)["rounds"]
 
 
 def _threshold(nodes, spec, server, client, rail):

@@ -87,9 +87,12 @@ def test_rounds_every_node_meets_two_peers_each_rail_on_its_port():
     assert all(len(p) >= 2 for p in peers.values()) and len(rounds) <= 3
 
 
-def test_rounds_refuse_too_many_peers():
-    with pytest.raises(AnsibleFilterError, match="fabric_test_peers=3"):
-        step(nodes_of(["a", "b", "c"]), "rounds", spec(peers=3))
+def test_too_many_peers_is_each_nodes_error_naming_the_variable():
+    planned = step(nodes_of(["a", "b", "c"]), "plan", spec(peers=3))
+    assert planned["rounds"] == []
+    assert all("fabric_test_peers=3" in n["error"] for n in planned["nodes"].values())
+    with pytest.raises(AnsibleFilterError, match="step 'bogus'"):
+        step({}, "bogus", spec())
 
 
 def test_onboard_rounds_only_pair_new_with_known_good_and_the_new_node_drives():
@@ -206,3 +209,23 @@ def test_nccl_pair_results_skipped_failed_or_below_the_node_type_floor():
     broken = step([], "verdict", s, nodes, ["a", "b"], ["b"], [
         {"client": "a", "server": "b", "result": {"ok": False, "error": "Test NCCL failure common.cu:1279"}}])
     assert list(broken["failed"]) == ["a"] and "NCCL failure" in broken["failed"]["a"][0]["actual"]
+
+
+def test_pairs_never_cross_fabrics_and_a_lonely_node_is_named():
+    nodes = nodes_of(["r1", "r2", "r3"])
+    nodes.update(dict((h, F.node(h, {"settings": dict(DEFAULTS, address=h)}, gathered(layer="InfiniBand", rate=400)))
+                      for h in ["i1", "i2", "i3", "i4"]))
+    nodes["i9"] = F.node("i9", spec(), gathered(layer="InfiniBand"))
+    del nodes["i9"]
+    planned = step(nodes, "plan", spec())
+    for r in planned["rounds"]:
+        for client, entry in r.items():
+            assert client[0] == entry["server"][0]
+    assert all(n["error"] is None for n in planned["nodes"].values())
+    lonely = dict(nodes_of(["r1"]), **dict((h, nodes[h]) for h in ["i1", "i2", "i3", "i4"]))
+    planned = step(lonely, "plan", spec())
+    assert "fabric_test_peers=2" in planned["nodes"]["r1"]["error"] and "Ethernet fabric of 1 node" in \
+        planned["nodes"]["r1"]["error"]
+    assert planned["nodes"]["i1"]["error"] is None and len(planned["rounds"]) == 2
+    verdict = step([], "verdict", spec(), planned["nodes"], ["r1"])
+    assert list(verdict["failed"]) == ["r1"]
