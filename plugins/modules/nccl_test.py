@@ -61,6 +61,7 @@ options:
     type: str
 attributes:
   check_mode:
+    description: Parsing runs in check mode; the test does not.
     support: partial
     details: V(parsed) runs the same; V(run) would send traffic, so it returns C(skipped) with a reason.
   diff_mode:

@@ -141,6 +141,7 @@ options:
     default: []
 attributes:
   check_mode:
+    description: Reads run in check mode; traffic does not.
     support: partial
     details: V(gathered) and V(parsed) run the same; V(server), V(client) and V(collect) would send
       traffic, so they do nothing and return C(skipped) with a message.

@@ -194,8 +194,8 @@ def test_nccl_pair_results_skipped_failed_or_below_the_node_type_floor():
     nodes = nodes_of(["a", "b"])
     s = spec(nccl_launcher=["mpirun", "--tag-output", "-np", "{np}", "-H", "{hosts}"],
              thresholds={"by_node_type": {"lab": {"nccl_busbw_min_gbps": 40}}}, node_type="lab")
-    assert step({"server": "b"}, "launcher", s, nodes, "a") == ["mpirun", "--tag-output", "-np", "2", "-H",
-                                                                 "a.lab,b.lab"]
+    launcher = step({"server": "b"}, "launcher", s, nodes, "a")
+    assert launcher == ["mpirun", "--tag-output", "-np", "2", "-H", "a.lab,b.lab"]
     for n in nodes.values():
         n["node_type"] = "lab"
     skipped = step([], "verdict", s, nodes, ["a", "b"], [], [
