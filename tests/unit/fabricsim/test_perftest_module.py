@@ -142,7 +142,11 @@ def _real_run_command():
     return run_command
 
 
-def rail_tests(rails, base=20000, peer=None, devices=None):
+# perftest's TCP ports of this test run: apart from another run's on the same machine
+BASE = 20000 + (os.getpid() % 1000) * 20
+
+
+def rail_tests(rails, base=BASE, peer=None, devices=None):
     out = []
     for rail in rails:
         test = {"rail": rail, "device": (devices or {}).get(rail, "mlx5_%d" % rail), "tcp_port": base + rail}
@@ -195,7 +199,7 @@ def test_check_mode_sends_no_traffic(nodes, monkeypatch, state):
 # ---------------------------------------------------------------- a round
 
 
-def round_trip(monkeypatch, server, client, rails, base=20000, kinds=("bw", "lat"), duration=2, timeout=20,
+def round_trip(monkeypatch, server, client, rails, base=BASE, kinds=("bw", "lat"), duration=2, timeout=20,
                collect_timeout=None, client_tests=None, extra=None):
     args = {"kinds": list(kinds), "duration": duration, "timeout": timeout, "use_cuda": "false"}
     args.update(extra or {})
@@ -237,7 +241,7 @@ def test_healthy_pair_every_rail_ok_with_figures(nodes, monkeypatch):
     cmd = bw0["command"]
     assert cmd[:3] == [cmd[0], "--kill-after=5", "20"] and cmd[0].endswith("timeout")
     assert "--cpunodebind=%s" % open(os.path.join(nodes["b"].sys, "class/infiniband/mlx5_0/device/numa_node")).read().strip() in cmd
-    for word in ("-d", "mlx5_0", "-p", "20000", "-F", "--report_gbits", "-x", "-D", "2", "-s", "1048576", "-q"):
+    for word in ("-d", "mlx5_0", "-p", str(BASE), "-F", "--report_gbits", "-x", "-D", "2", "-s", "1048576", "-q"):
         assert word in cmd, cmd
     assert cmd[-1] == "127.0.0.1" and bw0["peer"] == "127.0.0.1"
     assert by(cli["results"], 0, "bw")["gid_index"] == by(col["results"], 0, "bw")["gid_index"]
