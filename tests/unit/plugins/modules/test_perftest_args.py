@@ -13,11 +13,13 @@ import os
 import pytest
 
 from ansible.module_utils import basic
+from ansible.release import __version__ as _core_version
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as run
 from ansible_collections.rdma.fabric.plugins.modules import nccl_test, perftest
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
+_CORE = tuple(int(p) for p in _core_version.split(".")[:2])
 T0 = {"rail": 0, "device": "mlx5_0", "tcp_port": 18515}
 
 
@@ -48,7 +50,8 @@ PERFTEST_BAD = [
     ({"state": "server", "tests": [_test(tcp_port=80)]}, ["tests[0].tcp_port=80"]),
     ({"state": "server", "tests": [_test(tcp_port=70000)]}, ["tests[0].tcp_port=70000"]),
     ({"state": "server", "tests": [_test(gid_index=300)]}, ["tests[0].gid_index=300"]),
-    ({"state": "server", "tests": [_test(tcp_port="x")]}, ["tcp_port", "x"]),
+    # ansible-core before 2.19 names the option but not the value of a nested int it cannot convert
+    ({"state": "server", "tests": [_test(tcp_port="x")]}, ["tcp_port", "x"] if _CORE >= (2, 19) else ["tcp_port"]),
     ({"state": "client", "tests": [_test()]}, ["tests[0].peer", "state=client"]),
     ({"state": "client", "tests": [_test(peer="-oProxy")]}, ["tests[0].peer='-oProxy'"]),
     ({"state": "client", "tests": [_test(peer="a;b")]}, ["tests[0].peer='a;b'"]),
