@@ -26,9 +26,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware
 
 AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health,
-         "rails": rails, "fabric_test": fabric_test}
+         "rails": rails, "fabric_test": fabric_test, "nic_firmware": nic_firmware}
 
 
 def _area(name, area):

@@ -22,7 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, nccl_env, roce_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware, opensm
 
 
 def record(host, area, obj, setting, expected, actual):
@@ -79,21 +79,34 @@ def opensm_requests(inputs, host):
     return [{"records": judged}] + [dict(request, area="opensm") for request in plan["requests"]]
 
 
+def nic_firmware_requests(inputs, host):
+    """The nic_firmware area's plan (areas/nic_firmware.py ``plan``): its mlxconfig call, the call
+    the role makes, judged with the firmware pins (``firmware.version``), a value set and not
+    yet current (``pending reset``) and one the firmware did not take as their own records."""
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+    if errors:
+        return [{"records": _config_records(host, "nic_firmware", errors)}]
+    plan = inputs["plan"]
+    return [dict(request, area="nic_firmware", judge=nic_firmware.judge(plan.get("versions")))
+            for request in plan["requests"]]
+
+
 AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
-         "opensm": opensm_requests}
+         "opensm": opensm_requests, "nic_firmware": nic_firmware_requests}
 
 # The area objects (module_utils/areas/): their records name what their role's verify names.
-AREA_OBJECTS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm}
+AREA_OBJECTS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm,
+                "nic_firmware": nic_firmware}
 
 # The areas state_check plans on the node from a spec, and the facts each needs.
-NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect")
+NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect", "nic_firmware")
 
 
 def readers(specs):
     """The ``state_check`` facts the node-planned areas start from: rdma_facts (with the GIDs and
     GPUs NCCL needs), gdr_readiness for gpudirect and for NCCL's dma-buf decision."""
     wanted = {}
-    if "roce_qos" in specs or "nccl_env" in specs:
+    if "roce_qos" in specs or "nccl_env" in specs or "nic_firmware" in specs:
         wanted["rdma_facts"] = {"gather_subset": ["devices", "gids", "gpus"] if "nccl_env" in specs else ["devices"]}
     if "gpudirect" in specs or "nccl_env" in specs:
         settings = (specs.get("gpudirect") or {}).get("settings") or {}
@@ -125,6 +138,9 @@ def plan_inputs(area, spec, facts, host):
             plan = None if errors else opensm.plan(dict(facts.get("opensm") or {}, sm=facts.get("sm")), spec)
             errors = errors or plan["errors"]
             return dict(area=area, errors=errors, plan=plan, sm=facts.get("sm"))
+        if area == "nic_firmware":
+            errors = nic_firmware.config_errors(spec["settings"])
+            return dict(area=area, errors=errors, plan=None if errors else nic_firmware.plan(facts["rdma"], spec))
     except PlanError as exc:
         return {"area": area, "errors": [str(exc)], "plan": {"errors": []}, "node": {"errors": []}}
     raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))

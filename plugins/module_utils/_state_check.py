@@ -44,19 +44,24 @@ def _kernel_cmdline(module, options):
     return KernelCmdlineResource(module)
 
 
+def _mlxconfig(module, options):
+    from ansible_collections.rdma.fabric.plugins.module_utils._nvconfig import MlxconfigResource
+    return MlxconfigResource(module, firmware=options.get("firmware", False), read_only=True)
+
+
 # kernel_cmdline's config is its module's parameters; these are its argument spec's defaults.
 KERNEL_CMDLINE_DEFAULTS = {"backend": "auto", "grub_file": "/etc/default/grub", "update_command": None,
                            "backup": False, "proc_cmdline": "/proc/cmdline"}
 RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files,
-             "kernel_cmdline": _kernel_cmdline}
+             "kernel_cmdline": _kernel_cmdline, "mlxconfig": _mlxconfig}
 
 
 # What an entry of ``resources`` may hold besides its config: the state the module would run
 # with, and the module's other options (each a boolean), per resource.
 STATES = ("merged", "replaced")
-OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("content",)}
+OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("content",), "mlxconfig": ("firmware",)}
 # The resources whose config is a list of dicts (one per interface); the others take one dict.
-LIST_CONFIG = ("dcqcn", "lldp_dcb", "mlnx_qos")
+LIST_CONFIG = ("dcqcn", "lldp_dcb", "mlnx_qos", "mlxconfig")
 _CONFIG_SHAPE = {"node_files": "a dict {files, units}",
                  "kernel_cmdline": "a dict of the kernel_cmdline module's parameters (arguments, backend, grub_file, ...)"}
 

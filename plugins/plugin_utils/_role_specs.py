@@ -39,6 +39,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails as _rails
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as _fabric_test
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware as _nic_firmware
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package, _rails_role
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
@@ -51,7 +52,8 @@ except ImportError:   # pragma: no cover - older ansible-core
 
 # The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
 AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm,
-                "health": _health_area, "rails": _rails, "fabric_test": _fabric_test}
+                "health": _health_area, "rails": _rails, "fabric_test": _fabric_test,
+                "nic_firmware": _nic_firmware}
 # What an area's spec takes from the controller besides the host's variables (what needs the
 # whole fleet's planner): area -> function(checked variables) -> keyword arguments of its spec.
 CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
@@ -186,6 +188,7 @@ SPECS = {
     "opensm": lambda get, render: area_spec("opensm", get, render),
     "rails": lambda get, render: area_spec("rails", get, render),
     "fabric_test": lambda get, render: area_spec("fabric_test", get, render),
+    "nic_firmware": lambda get, render: area_spec("nic_firmware", get, render),
 }
 
 
