@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read what ``flint -d DEV query`` (``mstflint -d DEV q``, ``q full``) and
+``mlxfwmanager --query`` (``mstfwmanager``, ``mlxup --query``, which share the printing code)
+print. Pure: no I/O.
+
+Followed (read, not copied): Mellanox/mstflint at HEAD b9d9e84 (4.36, May 2026):
+
+* ``flint/subcommands.cpp`` ``QuerySubCommand::printInfo``: one ``Key:`` per line, the value at
+  column 23 (``"Image type:            %s"``): ``Image type``, ``FW ISSU Version``, ``FW Version``,
+  ``FW Version(Running)``, ``FW Release Date`` (``%x.%x.%x``: day.month.year as printed),
+  with ``q full`` also ``Min FIT Version``, ``MIC Version``, ``PRS Name``, ``Part Number`` and
+  ``Description`` (the part's description), then ``Product Version``, ``Rom Info`` (one
+  ``type=... version=... cpu=...`` per ROM, the next ones on continuation lines indented to column
+  23, ``displayExpRomInfo``), the UID block (``displayFs3Uids``: a
+  ``Description:           UID                GuidsNumber[  Step]`` header line, then
+  ``Base GUID:`` / ``Base MAC:`` with the count, ``Orig Base GUID:`` when the manufacturing
+  GUIDs differ, ``System/Node/Port/Allocated GUID:`` on multi-ASIC devices; FS2 images print
+  ``GUIDs:`` / ``MACs:``), ``Image VSD``, ``Device VSD`` (``VSD`` on FS2), ``PSID``, ``Orig PSID``,
+  ``Security Attributes`` (``N/A``, ``secure-fw``, ``secure-fw, dev`` ...), with ``q full``
+  ``Default Update Method``, ``Life cycle``, ``Secure Boot Capable``, ``EFUSE Security Ver`` ...
+  Errors print ``-E- Cannot open Device: DEV. ...`` (``flint/err_msgs.h``).
+* ``mlxfwupdate/mlxfwmanager.cpp`` ``printDeviceInfoQuery``: ``Querying Mellanox devices firmware
+  ...``, per device ``Device #N:``, ten dashes, a blank line, two-space indented ``Device Type:``,
+  ``Part Number:``, ``Description:``, ``PSID:``, ``PCI Device Name:``, then ``Base MAC:`` /
+  ``Base GUID:`` (``System GUID`` / ``Node GUID`` on multi-ASIC devices; ``Port1 MAC`` ...
+  ``Port2 GUID`` when the device does not report a base), ``Versions:         Current
+  Available`` and rows ``"     %-12s   %-14s %-14s"`` (``FW``, ``FW (Running)``, ``PXE``,
+  ``UEFI``, ``CLP``, ``UEFI Virtio net`` ...), a blank line and ``Status:``. ``--psid`` queries
+  print only ``Available``. Update runs add ``Found N device(s) requiring firmware update...``,
+  the prompt and progress lines.
+
+Values are the text as printed; ``N/A`` becomes None for GUIDs, MACs, VSDs and versions. A line
+neither tool prints raises ``ValueError`` naming it; text with none of their lines, or only
+``-E-`` lines, raises ``ValueError`` (never an empty result).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+try:  # Python 2: str and unicode
+    _TEXT = (str, unicode)  # noqa: F821 pylint: disable=undefined-variable
+except NameError:
+    _TEXT = (str,)
+
+_KEYVAL = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ()/._-]*?):(?:\s+(?P<value>.*?))?\s*$")
+_ROM_CONT = re.compile(r"^\s{8,}(?P<rom>type=.*?)\s*$")
+_MSG = re.compile(r"^-(?P<kind>[EWID])-\s?(?P<text>.*?)\s*$")
+_UID_HEADER = re.compile(r"^(?:UID\s+GuidsNumber(?:\s+Step)?|Node\s+Port1.*|Port1\s+Port2.*)$")
+_FLINT_KEYS = {
+    "Image type": "image_type", "FW Version": "fw_version", "FW Release Date": "fw_release_date",
+    "Product Version": "product_version", "Image VSD": "image_vsd", "Device VSD": "device_vsd", "VSD": "device_vsd",
+    "PSID": "psid", "Security Attributes": "security_attributes", "Description": "description",
+}
+_NA_NONE = ("image_vsd", "device_vsd", "base_guid", "base_mac")
+
+
+def _check_text(text, tool):
+    if not isinstance(text, _TEXT) or not text.strip():
+        raise ValueError("%s: empty output" % tool)
+
+
+def _na(value):
+    return None if value in (None, "", "N/A") else value
+
+
+def parse_flint_query(text):
+    """``flint -d DEV query [full]`` output -> dict with ``image_type``, ``fw_version``,
+    ``fw_release_date``, ``product_version``, ``rom_info`` (list, one string per ROM),
+    ``base_guid``, ``base_mac`` (first token of the UID lines; ``GUID1``/``MAC1`` when the device
+    prints per-port UIDs), ``image_vsd``, ``device_vsd``, ``psid``, ``security_attributes``,
+    ``description`` (the part description ``q full`` prints; never the UID header line), None
+    when absent; ``other`` {Key: value} for the remaining keys; ``errors``/``warnings`` (``-E-``,
+    ``-W-`` texts)."""
+    _check_text(text, "flint")
+    out = dict((key, None) for key in set(_FLINT_KEYS.values()))
+    out.update({"rom_info": [], "base_guid": None, "base_mac": None, "other": {}, "errors": [], "warnings": []})
+    in_rom = False
+    seen = False
+    first = None
+    for raw in text.splitlines():
+        line = raw.rstrip("\r").rstrip()
+        if not line.strip():
+            in_rom = False
+            continue
+        if first is None:
+            first = line
+        match = _ROM_CONT.match(line)
+        if match and in_rom:
+            out["rom_info"].append(match.group("rom"))
+            continue
+        in_rom = False
+        match = _MSG.match(line)
+        if match:
+            (out["errors"] if match.group("kind") == "E" else out["warnings"]).append(match.group("text"))
+            continue
+        match = _KEYVAL.match(line)
+        if not match or line.startswith(" "):
+            raise ValueError("flint: not a line flint query prints: %r" % line)
+        key, value = match.group("key"), match.group("value") or ""
+        seen = True
+        if key == "Rom Info":
+            out["rom_info"].append(value)
+            in_rom = True
+        elif key == "Description" and _UID_HEADER.match(value):
+            continue
+        elif key in ("Base GUID", "GUID1", "Base GUID1") or (key in ("Base MAC", "MAC1", "Base MAC1")):
+            field = "base_guid" if "GUID" in key else "base_mac"
+            if out[field] is None:
+                out[field] = _na(value.split()[0] if value.split() else None)
+            out["other"][key] = value
+        elif key in _FLINT_KEYS:
+            field = _FLINT_KEYS[key]
+            out[field] = _na(value) if field in _NA_NONE else value
+        else:
+            out["other"][key] = value
+    if not seen:
+        if out["errors"]:
+            raise ValueError("flint: query failed: -E- %s" % "; ".join(out["errors"]))
+        raise ValueError("flint: no flint query output in: %r" % first)
+    return out
+
+
+_MGR_FIELDS = {
+    "Device Type": "device_type", "Part Number": "part_number", "Description": "description", "PSID": "psid",
+    "PCI Device Name": "pci_device_name", "Base MAC": "base_mac", "Base GUID": "base_guid", "Status": "status",
+}
+_MGR_FIELD = re.compile(r"^\s*(?P<key>Device Type|Part Number|Description|PSID|PCI Device Name|Base MAC|Base GUID"
+                        r"|Port[12] MAC|Port[12] GUID|System GUID|Node GUID|Status|Versions):(?:\s+(?P<value>.*?))?\s*$")
+_MGR_VERSIONS = re.compile(r"^(?:Current\s+Available|Available)$")
+_MGR_DEVICE = re.compile(r"^Device #(?P<n>\d+):$")
+_MGR_FREE = re.compile(
+    r"^(?:Querying Mellanox devices firmware \.\.\.|-{3,}|Found \d+ device\(s\) requiring firmware update\.\.\."
+    r"|Perform FW update\? \[y/N\]: ?[yYnN]?|Device #\d+(?: \(\S+\))?: .*|Done|Restart needed for updates to take effect\."
+    r"|Log File: .*|.* - +(?:OK|FAILED|\d+%)|\S.*\.\.\. *Done|Please wait while .*|.*ownload.*)$")
+
+
+def _new_mgr_device(index):
+    device = dict((field, None) for field in _MGR_FIELDS.values())
+    device.update({"index": index, "versions": {}, "other": {}})
+    return device
+
+
+def parse_mlxfwmanager_query(text):
+    """``mlxfwmanager --query`` (also ``mstfwmanager``, ``mlxup --query``) output -> list of
+    ``{"device_type", "part_number", "description", "psid", "pci_device_name", "base_mac",
+    "base_guid", "versions": {"FW": {"current", "available"}, ...}, "status", "index", "other"}``
+    (``other``: ``Port1 GUID``, ``System GUID`` ... as printed)."""
+    _check_text(text, "mlxfwmanager")
+    devices = []
+    device = None
+    columns = None
+    errors = []
+    first = None
+    for raw in text.splitlines():
+        line = raw.rstrip("\r").rstrip()
+        if not line.strip():
+            columns = None
+            continue
+        if first is None:
+            first = line
+        match = _MGR_DEVICE.match(line)
+        if match:
+            device = _new_mgr_device(int(match.group("n")))
+            devices.append(device)
+            columns = None
+            continue
+        match = _MSG.match(line)
+        if match:
+            if match.group("kind") == "E":
+                errors.append(match.group("text"))
+            continue
+        match = _MGR_FIELD.match(line)
+        if match and device is not None:
+            key, value = match.group("key"), match.group("value") or ""
+            columns = None
+            if key == "Versions":
+                if not _MGR_VERSIONS.match(value):
+                    raise ValueError("mlxfwmanager: not a Versions header: %r" % line)
+                columns = ["current", "available"] if value.startswith("Current") else ["available"]
+            elif key in _MGR_FIELDS:
+                field = _MGR_FIELDS[key]
+                device[field] = _na(value) if field in ("base_mac", "base_guid") else value
+            else:
+                device["other"][key] = value
+            continue
+        if columns is not None and line.startswith(" "):
+            tokens = line.split()
+            if len(tokens) < len(columns) + 1:
+                raise ValueError("mlxfwmanager: not a version row: %r" % line)
+            name = " ".join(tokens[:-len(columns)])
+            entry = {"current": None, "available": None}
+            for col, value in zip(columns, tokens[-len(columns):]):
+                entry[col] = _na(value)
+            device["versions"][name] = entry
+            continue
+        columns = None
+        if _MGR_FREE.match(line.strip()):
+            continue
+        raise ValueError("mlxfwmanager: not a line mlxfwmanager prints: %r" % line)
+    if not devices:
+        if errors:
+            raise ValueError("mlxfwmanager: query failed: -E- %s" % "; ".join(errors))
+        raise ValueError("mlxfwmanager: no device in: %r" % first)
+    for device in devices:
+        if device["device_type"] is None and device["psid"] is None and not device["versions"]:
+            raise ValueError("mlxfwmanager: device #%s has no fields" % device["index"])
+    return devices
