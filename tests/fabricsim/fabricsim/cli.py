@@ -26,6 +26,11 @@ FAULT_HELP = """faults (persistent, survive `reset` and a container restart; `cl
   addr-no-gid NETDEV ADDR/LEN
   switch-pfc NETDEV PRIOS|none
   rail-degrade DEV FACTOR       a dirty optic: perftest/nccl-tests bandwidth x FACTOR on that rail
+  nv-refuse DEV PARAM           mlxconfig set of PARAM fails (firmware answers "Bad parameter"), nothing written
+  nv-stuck DEV PARAM            mlxconfig set of PARAM is stored as next boot, but a boot/reset leaves the
+                                current value as it was (the firmware does not take the value)
+  fw-version DEV VERSION        the card of DEV reports firmware VERSION (flint, mlxfwmanager, ethtool -i, sysfs)
+DEV for the NV/firmware faults: mlx5_N, a PCI address, an mst device or a netdev (the whole card).
 """
 
 
@@ -49,6 +54,7 @@ def cmd_init(args):
         state.save_profile_data(data)
         state.save_faults({})
         state.save_lldpad({})
+        state.save_nv({})           # NV configuration back to the firmware defaults
         if args.links:
             try:
                 links.create(state.load_profile(), seed=True)
@@ -141,6 +147,21 @@ def cmd_fault(args):
             ctl = nic["acs"].get(rest[0], 0)
             nic["acs"][rest[0]] = (ctl | 0x1D) if rest[1] == "on" else (ctl & ~0x0C)
             state.save_nic_state(nic)
+        elif kind in ("nv-refuse", "nv-stuck", "fw-version"):
+            from .tools import mlxtools
+            card = mlxtools.card_of(prof, rest[0]) if len(rest) == 2 else None
+            if card is None:
+                return _fail("usage: fault %s DEV %s (DEV an RDMA device, PCI address or mst device)"
+                             % (kind, "VERSION" if kind == "fw-version" else "PARAM"))
+            if kind == "fw-version":
+                faults.setdefault("fw_version", {})[card["key"]] = rest[1]
+            else:
+                name = rest[1].upper()
+                if name not in mlxtools.param_names(card):
+                    return _fail("%s has no NV parameter %s" % (rest[0], rest[1]))
+                names = faults.setdefault(kind.replace("-", "_"), {}).setdefault(card["key"], [])
+                if name not in names:
+                    names.append(name)
         elif kind in health_faults.KINDS:
             error = health_faults.add(faults, prof, kind, rest)
             if error:
@@ -299,6 +320,33 @@ def cmd_cable(args):
     return 0
 
 
+def cmd_nv_set(args):
+    """A change made behind Ansible's back (someone ran mlxconfig by hand): stored as next boot
+    (with --current also as current, as if the node had rebooted since).  Logged as tool
+    "fabricsim", kind "nv-set": not a write (`log --writes` does not count it)."""
+    from .tools import mlxtools
+    prof = state.load_profile()
+    card = mlxtools.card_of(prof, args.dev)
+    if card is None:
+        return _fail("no device %s" % args.dev)
+    by_name = dict((p.name, p) for p in mlxtools.params(card))
+    values = {}
+    for item in args.items:
+        name, eq, text = item.partition("=")
+        param = by_name.get(name.upper())
+        if not eq or param is None:
+            return _fail("nv-set: %r is not NAME=VALUE with NAME one of %s's parameters" % (item, args.dev))
+        try:
+            values[param.name] = param.parse(text)[0]
+        except ValueError as exc:
+            return _fail("nv-set %s: %s" % (item, exc))
+    with state.locked():
+        mlxtools.store(card, values, current=args.current)
+    log.append("fabricsim", "nv-set", argv=["fabricsim", "nv-set", args.dev] + list(args.items)
+               + (["--current"] if args.current else []), rc=0)
+    return 0
+
+
 def cmd_state(args):
     print(json.dumps(state.nic_state(), indent=1, sort_keys=True))
     return 0
@@ -354,6 +402,11 @@ def build_parser():
     s.add_argument("--clear", action="store_true")
     s.set_defaults(func=cmd_cable)
     sub.add_parser("state", help="dump the volatile NIC state (debug)").set_defaults(func=cmd_state)
+    s = sub.add_parser("nv-set", help="change NV firmware config behind Ansible's back (drift; not a logged write)")
+    s.add_argument("dev")
+    s.add_argument("items", nargs="+", metavar="NAME=VALUE")
+    s.add_argument("--current", action="store_true", help="also make it current (as if rebooted since)")
+    s.set_defaults(func=cmd_nv_set)
     return p
 
 

@@ -6,6 +6,8 @@ from . import health_faults, log, state
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
          "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo",
+         # NIC firmware tools (tools/mlxtools.py): NV configuration (persistent) and firmware identity
+         "mlxconfig", "flint", "mlxfwmanager",
          # traffic tests (tools/perftest.py, tools/nccltests.py): reads, they run without the state lock
          "ib_write_bw", "ib_write_lat", "ib_send_bw", "all_reduce_perf"]
 # simulated but not installed as shims (the node's real tool stays first in PATH): `fabricsim ip ...`
@@ -24,7 +26,7 @@ class Context(object):
 
 
 def tool_module(name):
-    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute, perftest, nccltests
+    from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute, perftest, nccltests, mlxtools
     return {
         "ib_write_bw": perftest, "ib_write_lat": perftest, "ib_send_bw": perftest, "all_reduce_perf": nccltests,
         "ip": iproute,
@@ -32,6 +34,7 @@ def tool_module(name):
         "ibdev2netdev": ib, "show_gids": ib, "cma_roce_mode": ib, "ethtool": ethtool,
         "nvidia-smi": nvsmi, "lspci": pci, "setpci": pci,
         "modprobe": kmod, "modinfo": kmod,
+        "mlxconfig": mlxtools, "flint": mlxtools, "mlxfwmanager": mlxtools,
     }[name]
 
 

@@ -14,6 +14,8 @@ MODELS = {
         "desc": "NVIDIA ConnectX-7 HHHL Adapter card, 400GbE / NDR IB (default mode), Single-port OSFP, "
                 "PCIe 5.0 x16, Crypto Disabled, Secure Boot Enabled",
         "hw_rev": "0x0", "vendor_part_id": 4129,
+        # firmware tools (tools/mlxtools.py): dm_dev_type2str name, physical ports, GUIDs allocated
+        "mlx_type": "ConnectX7", "ports": 1, "guids_num": 16,
         # mlnx_qos receive buffers (bytes): firmware default split, total
         "buffer_size": [0, 1047424, 0, 0, 0, 0, 0, 0], "tot_size": 1047424,
         "prio2buffer": [1, 1, 1, 1, 1, 1, 1, 1],
@@ -25,6 +27,7 @@ MODELS = {
         "desc": "NVIDIA ConnectX-7 HHHL Adapter Card, 200GbE (default mode) / NDR200 IB, Dual-port QSFP112, "
                 "PCIe 5.0 x16 with x16 PCIe extension option, Crypto Disabled, Secure Boot Enabled",
         "hw_rev": "0x0", "vendor_part_id": 4129,
+        "mlx_type": "ConnectX7", "ports": 2, "guids_num": 16,
         "buffer_size": [0, 523712, 0, 0, 0, 0, 0, 0], "tot_size": 523712,
         "prio2buffer": [1, 1, 1, 1, 1, 1, 1, 1],
     },
@@ -34,6 +37,7 @@ MODELS = {
         "part": "MCX623106AN-CDAT",
         "desc": "ConnectX-6 Dx EN adapter card, 100GbE, Dual-port QSFP56, PCIe 4.0 x16, No Crypto",
         "hw_rev": "0x0", "vendor_part_id": 4125,
+        "mlx_type": "ConnectX6DX", "ports": 2, "guids_num": 8,
         "buffer_size": [0, 262016, 0, 0, 0, 0, 0, 0], "tot_size": 262016,
         "prio2buffer": [1, 1, 1, 1, 1, 1, 1, 1],
     },
@@ -102,6 +106,11 @@ class Profile(object):
                 key = "%s:%d" % (nic["dev"], port["port"])
                 port["down"] = key in down or nic["dev"] in down
         health_faults.apply(self)
+        # fault fw-version: every function of the faulted card reports that version (flint, ethtool -i, sysfs)
+        for card, version in self.faults.get("fw_version", {}).items():
+            for nic in self.nics:
+                if nic["bdf"].rsplit(".", 1)[0] == card:
+                    nic["fw"] = version
 
     # --- lookups -----------------------------------------------------
     def variant(self):

@@ -80,6 +80,16 @@ def lldpad_running(profile):
     return bool(lldpad().get("running", profile.data.get("lldpad_running", False)))
 
 
+def nv():
+    """NV (non-volatile) firmware configuration per adapter card: {card: {"next": {}, "current": {}}}
+    (values that differ from the parameter defaults; tools/mlxtools.py)."""
+    return _read_json(paths.state_file("nv.json"), {})
+
+
+def save_nv(data):
+    _write_json(paths.state_file("nv.json"), data)
+
+
 def load_profile():
     profile = Profile(profile_data(), faults())
     from . import links
@@ -147,8 +157,9 @@ def rebuild(reset=False):
     os.makedirs(paths.run_dir(), exist_ok=True)
     sysfs.build(profile, reset=reset)
     if reset:
-        from .tools import kmod
+        from .tools import kmod, mlxtools
         kmod.boot(profile)
+        mlxtools.boot(profile, profile.faults)     # NV config: next-boot values become current
     if reset or not os.path.exists(paths.run_file("nic.json")):
         save_nic_state(firmware_defaults(profile))
     return profile
