@@ -21,7 +21,7 @@ description:
     C(mlxconfig -d <pci address> -y set NAME=VALUE...) per device, then reads it back. A value set
     with mlxconfig takes effect only after a firmware reset (C(mlxfwreset)) or a reboot; comparing
     against Current right after a set would write and reboot forever.
-  - RV(pending) names, per device, the parameters whose Next Boot value differs from the Current one:
+  - RV(pending) names, per device, the parameters whose Next Boot value differs from the Current one,
     the reset or reboot that is still owed. The module never resets or reboots; the
     rdma.fabric.nic_firmware role does, when allowed.
   - The boot in which each pending value was set (or first seen pending) is kept in O(boot_record),
