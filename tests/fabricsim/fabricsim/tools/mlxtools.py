@@ -555,4 +555,3 @@ def mlxfwmanager(args, ctx):
             out += "     %-12s   %-14s %-14s\n" % (kind, _rom_version(ver), "N/A")
         out += "\n  Status:           No matching image found\n\n"
     return out, "", 0
-
