@@ -69,8 +69,8 @@ def test_trimmed_paste_refused_then_read():
     (dev,) = mc.parse_query(raw.replace("...\n", ""))
     assert dev["device"] == "/dev/mst/mt4115_pciconf0" and dev["name"] == "00KH925_Ax"
     assert dev["columns"] == ["next_boot"]
-    assert {n: p["next_boot"] for n, p in dev["params"].items()} == {"LINK_TYPE_P1": "ETH(2)", "SRIOV_EN": "True(1)",
-                                                                    "NUM_OF_VFS": "8"}
+    want = {"LINK_TYPE_P1": "ETH(2)", "SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
+    assert {n: p["next_boot"] for n, p in dev["params"].items()} == want
 
 
 def test_two_devices_modified_read_only_and_tlv_error():
