@@ -42,9 +42,11 @@ def _restore_config(module, before):
             if isinstance(before.get(point), dict):
                 config[point] = {"enabled_priorities": list(before[point].get("enabled_priorities") or []),
                                  "params": dict(before[point].get("params") or {})}
-        for key in ("roce_tos", "rdma_cm_tos"):
-            # an unset ToS (None) cannot be written back: it stays as this run left it
-            if before.get(key) is not None and config.get("rdma_device"):
+        for key in ("roce_tos", "rdma_cm_tos", "rdma_cm_roce_mode"):
+            # an unset ToS (None) cannot be written back, nor a mode the kernel showed as neither
+            # v2 nor v1: it stays as this run left it
+            if before.get(key) is not None and config.get("rdma_device") and (
+                    key != "rdma_cm_roce_mode" or before[key] in _dcqcn.ROCE_MODES):
                 config[key] = before[key]
     else:
         config = {}

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read, parse, compare and apply DCQCN (mlx5 ECN sysfs) and the RoCE default ToS.
+"""Read, parse, compare and apply DCQCN (mlx5 ECN sysfs), the RoCE default ToS and the
+RDMA-CM default RoCE mode.
 
 Files (MLNX_OFED mlx5, see samples/mlx5_sysfs_dcqcn.txt; no ``params/`` directory)::
 
@@ -13,11 +14,14 @@ Files (MLNX_OFED mlx5, see samples/mlx5_sysfs_dcqcn.txt; no ``params/`` director
                                                             takes "N"
     $SYSFS_PATH/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos
                                                             RDMA-CM default ToS: "%u", takes kstrtou8
+    $SYSFS_PATH/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_mode
+                                                            RDMA-CM default RoCE mode: reads and takes
+                                                            exactly "RoCE v2" or "IB/RoCE v1"
 
 The rdma_cm configfs group ``rdma_cm/DEV`` exists only after a ``mkdir`` (configfs fills it
 in); the value lives in the kernel's cma_device and survives the ``rmdir``. The reader does
-what mlnx-tools' ``cma_roce_tos`` does: create the group when it is absent and remove it
-again when done (``RdmaCmGroups``).
+what mlnx-tools' ``cma_roce_tos`` and ``cma_roce_mode`` do: create the group when it is absent
+and remove it again when done (``RdmaCmGroups``).
 
 The RoCE ToS lives in this module because it is the other sysfs QoS knob of the same
 driver: one module owns every QoS sysfs write, so ``state: rendered`` gives the complete
@@ -43,6 +47,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils._resource import Resou
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 
 POINTS = ("np", "rp")
+# the fields kept in the rdma_cm configfs group of the device port
+RDMA_CM_FIELDS = ("rdma_cm_tos", "rdma_cm_roce_mode")
 # What the mlx5 driver takes for each ECN parameter file, checked before the first write.
 # Sources (read, not copied): MLNX_OFED mlnx-ofa_kernel drivers/net/ethernet/mellanox/mlx5/core/
 # en_ecn.c, whose mlx5e_store_<param>() functions parse the text with sscanf("%d") into an int
@@ -66,6 +72,13 @@ KNOWN_PARAMS = {
            "rate_reduce_monitor_period", "initial_alpha_value"),
 }
 _TCLASS = re.compile(r"Global tclass=(-?\d+)")
+# The RDMA-CM default RoCE mode: the option's names -> the kernel's text. The text is
+# drivers/infiniband/core/cache.c gid_type_str[] (what cma_configfs.c default_roce_mode_show
+# prints and default_roce_mode_store compares exactly, one trailing newline allowed; EINVAL for
+# any other text, and for a mode the port does not support: an IB port knows only IB/RoCE v1).
+ROCE_MODES = {"v2": "RoCE v2", "v1": "IB/RoCE v1"}
+ROCE_MODE_CHOICES = ("v2", "v1", "RoCE v2", "IB/RoCE v1")
+ROCE_MODE_NAMES = dict((text, name) for name, text in ROCE_MODES.items())
 
 
 # --------------------------------------------------------------------------- paths
@@ -97,6 +110,26 @@ def cm_tos_path(rdma_device, port):
     return os.path.join(rdma_cm_dir(), rdma_device, "ports", str(port), "default_roce_tos")
 
 
+def cm_mode_path(rdma_device, port):
+    return os.path.join(rdma_cm_dir(), rdma_device, "ports", str(port), "default_roce_mode")
+
+
+def roce_mode_name(text):
+    """The kernel's text of a RoCE mode as the option names it (``v2``, ``v1``); any other text
+    (``Invalid GID type``) stays as it is, so it differs from every wanted mode."""
+    text = (text or "").strip()
+    return ROCE_MODE_NAMES.get(text, text)
+
+
+def normalize_roce_mode(field, value):
+    """``v2``/``v1`` or the kernel's spellings ``RoCE v2``/``IB/RoCE v1`` -> ``v2``/``v1``;
+    ValidationError naming the field and the value otherwise."""
+    if value in ROCE_MODE_CHOICES:
+        return value if value in ROCE_MODES else ROCE_MODE_NAMES[value]
+    raise V.ValidationError("%s=%r: must be one of v2 (RoCE v2), v1 (IB/RoCE v1), or the kernel's spellings "
+                            "'RoCE v2', 'IB/RoCE v1'" % (field, value))
+
+
 class DcqcnError(ValueError):
     def __init__(self, msg):
         super(DcqcnError, self).__init__(msg)
@@ -114,8 +147,8 @@ class RdmaCmGroups(object):
         base = rdma_cm_dir()
         if not os.path.isdir(base):
             raise DcqcnError("rdma_device=%s: %s does not exist: configfs is not mounted at %s or the rdma_cm "
-                             "module is not loaded (modprobe rdma_cm), so the RDMA-CM default ToS cannot be "
-                             "read or set" % (rdma_device, base, os.path.dirname(base)))
+                             "module is not loaded (modprobe rdma_cm), so the RDMA-CM defaults (ToS, RoCE mode) "
+                             "cannot be read or set" % (rdma_device, base, os.path.dirname(base)))
         group = os.path.join(base, rdma_device)
         if os.path.isdir(group):
             return
@@ -139,11 +172,14 @@ class RdmaCmGroups(object):
 
 
 # --------------------------------------------------------------------------- reader
-def read_tree(interface=None, rdma_device=None, port=1, rdma_cm_device=None, rdma_cm=None, rdma_cm_required=True):
+def read_tree(interface=None, rdma_device=None, port=1, rdma_cm_device=None, rdma_cm=None, rdma_cm_required=True,
+              rdma_cm_fields=None):
     """The only I/O seam: every DCQCN file of ``interface``, the verbs ToS file of
-    ``rdma_device``/``port`` and the RDMA-CM default ToS of ``rdma_cm_device``/``port``
-    (through ``rdma_cm``, an RdmaCmGroups), as ``{path: text}``. Raises DcqcnError when they
-    are missing; a missing rdma_cm configfs is skipped instead when not ``rdma_cm_required``."""
+    ``rdma_device``/``port`` and the RDMA-CM defaults (ToS, RoCE mode) of
+    ``rdma_cm_device``/``port`` (through ``rdma_cm``, an RdmaCmGroups), as ``{path: text}``.
+    ``rdma_cm_fields``: the RDMA-CM files needed (``rdma_cm_tos``, ``rdma_cm_roce_mode``); None
+    reads those there are. Raises DcqcnError when they are missing; a missing rdma_cm configfs
+    is skipped instead when not ``rdma_cm_required``."""
     tree = {}
     if interface:
         if not os.path.isdir(sysfs_path("class", "net", interface)):
@@ -178,11 +214,16 @@ def read_tree(interface=None, rdma_device=None, port=1, rdma_cm_device=None, rdm
             raise DcqcnError("rdma_device=%s: no such RDMA device (%s)"
                              % (rdma_cm_device, sysfs_path("class", "infiniband", rdma_cm_device)))
         rdma_cm.ensure(rdma_cm_device)
-        path = cm_tos_path(rdma_cm_device, port)
-        if not os.path.isfile(path):
-            raise DcqcnError("rdma_device=%s port=%s: %s does not exist (no such port)"
-                             % (rdma_cm_device, port, path))
-        tree[path] = read_sysfs(path, "")
+        for field, path in (("rdma_cm_tos", cm_tos_path(rdma_cm_device, port)),
+                            ("rdma_cm_roce_mode", cm_mode_path(rdma_cm_device, port))):
+            needed = rdma_cm_fields is None or field in rdma_cm_fields
+            if needed and not os.path.isfile(path):
+                if rdma_cm_fields is None and os.path.isdir(os.path.dirname(path)):
+                    continue        # gathered: a kernel without that attribute
+                raise DcqcnError("rdma_device=%s port=%s: %s does not exist (no such port)"
+                                 % (rdma_cm_device, port, path))
+            if needed:
+                tree[path] = read_sysfs(path, "")
     return tree
 
 
@@ -206,13 +247,18 @@ def parse_running_config(text):
 
 def check_captured_numbers(text):
     """Captured ``PATH:VALUE`` lines of ECN and ToS files hold numbers (``traffic_class`` may
-    read ``Global tclass=N``); a malformed one raises DcqcnError as ``running_config line N
-    '...': ...`` instead of being kept as text."""
+    read ``Global tclass=N``), ``default_roce_mode`` one of the kernel's two texts; a malformed
+    one raises DcqcnError as ``running_config line N '...': ...`` instead of being kept as text."""
     for number, line in enumerate((text or "").splitlines(), 1):
         match = re.match(r"^(/\S*/[^/:=\s]+)\s*[:=]\s?(.*)\Z", line.strip())
         if not match:
             continue
         path, value = match.group(1), match.group(2).strip()
+        if path.endswith("/default_roce_mode"):
+            if value not in ROCE_MODE_NAMES:
+                raise DcqcnError("running_config line %d '%s': %r is not a RoCE mode (RoCE v2 or IB/RoCE v1)"
+                                 % (number, line.strip(), value))
+            continue
         if re.search(r"/ecn/roce_(np|rp)/", path) or path.endswith("/default_roce_tos"):
             good = re.fullmatch(r"\d+", value)
         elif path.endswith("/traffic_class"):
@@ -240,7 +286,8 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
     ecn = re.compile(r"/class/net/([^/]+)/ecn/roce_(np|rp)/(?:enable/(\d+)|([^/]+))\Z")
     tos = re.compile(r"/class/infiniband/([^/]+)/tc/(\d+)/traffic_class\Z")
     cm_tos = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_tos\Z")
-    interfaces, devices, cm_devices = {}, {}, {}
+    cm_mode = re.compile(r"/rdma_cm/([^/]+)/ports/(\d+)/default_roce_mode\Z")
+    interfaces, devices, cm_devices, cm_modes = {}, {}, {}, {}
     for path, text in tree.items():
         match = ecn.search(path)
         if match:
@@ -262,6 +309,10 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
         match = cm_tos.search(path)
         if match:
             cm_devices[(match.group(1), int(match.group(2)))] = _int_or_text((text or "").strip())
+            continue
+        match = cm_mode.search(path)
+        if match:
+            cm_modes[(match.group(1), int(match.group(2)))] = roce_mode_name(text)
     state = {}
     if interface is None and len(interfaces) == 1:
         interface = list(interfaces)[0]
@@ -277,12 +328,15 @@ def parse_tree(tree, interface=None, rdma_device=None, port=1):
                 }
             else:
                 state[point] = None
-    if rdma_device is None and len(set(devices) | set(cm_devices)) == 1:
-        rdma_device, port = list(set(devices) | set(cm_devices))[0]
+    device_ports = set(devices) | set(cm_devices) | set(cm_modes)
+    if rdma_device is None and len(device_ports) == 1:
+        rdma_device, port = list(device_ports)[0]
     if rdma_device is not None:
         state["roce_tos"] = devices.get((rdma_device, int(port)))
         if (rdma_device, int(port)) in cm_devices:
             state["rdma_cm_tos"] = cm_devices[(rdma_device, int(port))]
+        if (rdma_device, int(port)) in cm_modes:
+            state["rdma_cm_roce_mode"] = cm_modes[(rdma_device, int(port))]
     return state
 
 
@@ -338,6 +392,11 @@ def normalize_want(config, interface, rdma_device, prefix="config"):
             raise V.ValidationError("%s.rdma_cm_tos=%s is given but %s.rdma_device is not"
                                     % (prefix, config["rdma_cm_tos"], prefix))
         want["rdma_cm_tos"] = V.int_in_range(prefix + ".rdma_cm_tos", config["rdma_cm_tos"], 0, 255, "ToS")
+    if config.get("rdma_cm_roce_mode") is not None:
+        if not rdma_device:
+            raise V.ValidationError("%s.rdma_cm_roce_mode=%s is given but %s.rdma_device is not"
+                                    % (prefix, config["rdma_cm_roce_mode"], prefix))
+        want["rdma_cm_roce_mode"] = normalize_roce_mode(prefix + ".rdma_cm_roce_mode", config["rdma_cm_roce_mode"])
     return want
 
 
@@ -349,7 +408,8 @@ def plan_writes(want, have, state, interface, rdma_device, port):
     the device has off. Only files whose value differs are written. ``have`` None means
     unknown (rendered): everything given is written, and parameter names cannot be
     checked. Order: parameters first (CNP DSCP/priority right before the first CNP), then
-    enables, then disables, then the verbs ToS, then the RDMA-CM ToS.
+    enables, then disables, then the verbs ToS, then the RDMA-CM ToS and RoCE mode (written
+    as the kernel's text, ``RoCE v2`` or ``IB/RoCE v1``).
     """
     params, enables, disables, tos = [], [], [], []
     for point in POINTS:
@@ -386,6 +446,8 @@ def plan_writes(want, have, state, interface, rdma_device, port):
         tos.append((tos_path(rdma_device, port), want["roce_tos"]))
     if "rdma_cm_tos" in want and (have is None or have.get("rdma_cm_tos") != want["rdma_cm_tos"]):
         tos.append((cm_tos_path(rdma_device, port), want["rdma_cm_tos"]))
+    if "rdma_cm_roce_mode" in want and (have is None or have.get("rdma_cm_roce_mode") != want["rdma_cm_roce_mode"]):
+        tos.append((cm_mode_path(rdma_device, port), ROCE_MODES[want["rdma_cm_roce_mode"]]))
     return params + enables + disables + tos
 
 
@@ -415,7 +477,7 @@ def desired_state(want, have, state):
                 elif state == "replaced":
                     entry["enable"][prio] = 0
             entry["enabled_priorities"] = sorted(p for p, v in entry["enable"].items() if v == 1)
-    for key in ("roce_tos", "rdma_cm_tos"):
+    for key in ("roce_tos", "rdma_cm_tos", "rdma_cm_roce_mode"):
         if key in want:
             result[key] = want[key]
     return result
@@ -438,13 +500,21 @@ def apply_write(write):
     path, value = write
     if path.endswith("/traffic_class"):
         _write_tos(path, value)
+    elif path.endswith("/default_roce_mode"):
+        try:
+            write_sysfs(path, value)
+        except ToolError as exc:
+            if "Invalid argument" not in exc.msg:
+                raise
+            raise ToolError(exc.msg + " (the kernel refuses a RoCE mode the port does not support: an InfiniBand "
+                            "port has only IB/RoCE v1, RoCE v2 needs a RoCE port whose device supports it)")
     else:
         write_sysfs(path, value)
 
 
 class DcqcnResource(Resource):
-    """dcqcn on the engine: one object per interface (its ECN files, and the verbs and
-    RDMA-CM default ToS of its RDMA device port)."""
+    """dcqcn on the engine: one object per interface (its ECN files, the verbs and RDMA-CM
+    default ToS and the RDMA-CM default RoCE mode of its RDMA device port)."""
 
     name = "dcqcn"
     key_field = "interface"
@@ -480,7 +550,7 @@ class DcqcnResource(Resource):
         if self.state == "gathered":
             target["config"] = None
             return target
-        config = dict((k, entry.get(k)) for k in ("np", "rp", "roce_tos", "rdma_cm_tos") if entry.get(k) is not None)
+        config = dict((k, entry.get(k)) for k in ("np", "rp", "roce_tos") + RDMA_CM_FIELDS if entry.get(k) is not None)
         target["config"] = normalize_want(config, entry.get("interface"), device, field)
         return target
 
@@ -490,11 +560,13 @@ class DcqcnResource(Resource):
         interface, device, port = want["interface"], want["rdma_device"], want["port"]
         read_interface = interface if (everything or "np" in config or "rp" in config) else None
         read_device = device if (everything or "roce_tos" in config) else None
-        read_cm = device if (everything or "rdma_cm_tos" in config) else None
-        tree = read_tree(read_interface, read_device, port, read_cm, self.rdma_cm, rdma_cm_required=not everything)
+        cm_fields = None if everything else [k for k in RDMA_CM_FIELDS if k in config]
+        read_cm = device if (everything or cm_fields) else None
+        tree = read_tree(read_interface, read_device, port, read_cm, self.rdma_cm, rdma_cm_required=not everything,
+                         rdma_cm_fields=cm_fields)
         # An empty name matches nothing: report only what this entry manages.
         found = parse_tree(tree, read_interface or "", device or "", port)
-        keep = {"roce_tos": read_device, "rdma_cm_tos": read_cm}
+        keep = {"roce_tos": read_device, "rdma_cm_tos": read_cm, "rdma_cm_roce_mode": read_cm}
         return dict((k, v) for k, v in found.items() if keep.get(k, read_interface))
 
     def parse(self, text):
@@ -506,7 +578,7 @@ class DcqcnResource(Resource):
         if not found:
             raise DcqcnError("found no ECN or ToS file of exactly one interface/device in it; paths must end in "
                              "class/net/IF/ecn/roce_np|roce_rp/..., class/infiniband/DEV/tc/PORT/traffic_class "
-                             "or rdma_cm/DEV/ports/PORT/default_roce_tos")
+                             "or rdma_cm/DEV/ports/PORT/default_roce_tos|default_roce_mode")
         return to_result(found)
 
     def export(self, key, have):

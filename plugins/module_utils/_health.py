@@ -66,6 +66,9 @@ CHECKS = {
                            "make host and switch agree on the RoCE priority: PFC, its ETS class and the APP entry"),
     "lossless_unverified": ("warning", "lldptool -t -n -i IF; mlnx_qos -i IF (DCBX mode)",
                             "let the host see the switch's DCBX TLVs, or check the switch port from the switch"),
+    "rdma_cm_roce_mode": ("error", "cma_roce_mode -d DEV -p PORT (rdma_cm configfs default_roce_mode)",
+                          "set RoCE v2, what NCCL and routed RoCE need: cma_roce_mode -d DEV -p PORT -m 2, or "
+                          "rdma.fabric.dcqcn rdma_cm_roce_mode: v2 (the roce_qos role: roce_qos_rdma_cm_roce_mode: v2)"),
     "pcie": ("error", "lspci -vv -s BDF | grep -E 'LnkCap|LnkSta'", "check the slot, riser and BIOS PCIe settings"),
     "rate": ("error", "ibstat DEV PORT (Rate) / ethtool IF (Speed)", "check the cable, optics and the switch port speed"),
     "ports": ("error", "ibstat; ibdev2netdev", "every rail must be ACTIVE at the model's rate: check the missing ones"),
@@ -116,6 +119,8 @@ DEFAULT_CHECKS = {
     "dmabuf_enable": None,
     # host/switch agreement on PFC, the lossless priorities' ETS and the APP entries (lldptool -t -n)
     "lossless": True,
+    # the RDMA-CM default RoCE mode of RoCE ports (rdma_cm configfs), where the node's configfs shows it
+    "rdma_cm_roce_mode": True,
     "severity": {},
 }
 # nvidia-smi topo relations across the CPU interconnect: a rail there crosses sockets
@@ -249,6 +254,7 @@ def judge(observations, checks=None):
     _subnet_manager(out, facts, obs.get("sm") or {}, checks)
     _gpudirect(out, facts, obs.get("gdr"), obs.get("nccl"), checks)
     _lossless(out, facts, obs.get("lossless"), checks)
+    _roce_modes(out, facts, obs.get("rdma_cm_roce_mode"), checks)
     return out.items
 
 
@@ -269,7 +275,62 @@ def skipped(observations, checks=None):
     lossless = (observations or {}).get("lossless") or {}
     if checks["lossless"] and lossless.get("skipped"):
         out.append({"check": "lossless_agreement", "reason": lossless["skipped"]})
+    out.extend(_roce_modes_skipped(facts, (observations or {}).get("rdma_cm_roce_mode"), checks))
     return out
+
+
+# the RDMA-CM default RoCE mode texts (drivers/infiniband/core/cache.c gid_type_str[])
+ROCE_V2, ROCE_V1 = "RoCE v2", "IB/RoCE v1"
+
+
+def _roce_ports(facts, checks):
+    """(name, port) of every RoCE (Ethernet link layer) port not ignored, in name order."""
+    ignored = set(checks["ignore_devices"] or [])
+    for name, device in sorted((facts.get("devices") or {}).items()):
+        if name in ignored:
+            continue
+        for port in device.get("ports") or []:
+            if port.get("link_layer") == "Ethernet":
+                yield name, port
+
+
+def _roce_modes(out, facts, modes, checks):
+    """The RDMA-CM default RoCE mode of each RoCE port: IB/RoCE v1 is an error (RDMA-CM
+    connections that pick no GID type use RoCE v1, which NCCL over rdma_cm and routed RoCE
+    cannot use). A port whose mode was not read is skipped (``skipped``), never passed."""
+    if not checks["rdma_cm_roce_mode"] or modes is None:
+        return
+    for name, port in _roce_ports(facts, checks):
+        seen = modes.get("%s/%s" % (name, port.get("port"))) or {}
+        if seen.get("mode") == ROCE_V1:
+            out.add("rdma_cm_roce_mode", port_subject(name, port), ROCE_V2, ROCE_V1,
+                    diagnosis="cma_roce_mode -d %s -p %s" % (name, port.get("port")),
+                    remedy="set RoCE v2, what NCCL and routed RoCE need: cma_roce_mode -d %s -p %s -m 2, or "
+                           "rdma.fabric.dcqcn rdma_cm_roce_mode: v2 (the roce_qos role: roce_qos_rdma_cm_roce_mode: "
+                           "v2)" % (name, port.get("port")))
+
+
+def _roce_modes_skipped(facts, modes, checks):
+    """The RoCE ports whose RDMA-CM default RoCE mode was not read (or reads as neither mode),
+    one entry per reason, the ports as its subject."""
+    if not checks["rdma_cm_roce_mode"] or modes is None:
+        return []
+    reasons = []
+    subjects = {}
+    for name, port in _roce_ports(facts, checks):
+        seen = modes.get("%s/%s" % (name, port.get("port")))
+        if seen is None:
+            reason = "the RDMA-CM default RoCE mode was not read"
+        elif seen.get("mode") in (ROCE_V2, ROCE_V1):
+            continue
+        elif seen.get("mode") is not None:
+            reason = "default_roce_mode reads %r, neither %s nor %s" % (seen["mode"], ROCE_V2, ROCE_V1)
+        else:
+            reason = seen.get("skipped") or "the RDMA-CM default RoCE mode was not read"
+        if reason not in subjects:
+            reasons.append(reason)
+        subjects.setdefault(reason, []).append(port_subject(name, port))
+    return [{"check": "rdma_cm_roce_mode", "subject": ", ".join(subjects[r]), "reason": r} for r in reasons]
 
 
 def _basics(out, facts, checks, as_deltas=()):

@@ -166,6 +166,50 @@ def read_ip_addr(module, devices):
     return out if rc == 0 else {"rc": rc, "error": (err or out or "").strip() or "(no output)"}
 
 
+def read_roce_modes(devices):
+    """The RDMA-CM default RoCE mode of every RoCE (Ethernet) port, ``{"DEV/PORT": {"mode":
+    text}}``, read from the rdma_cm configfs (``kernel/config/rdma_cm/DEV/ports/PORT/
+    default_roce_mode`` under the sysfs root). Read-only: the device's configfs group exists
+    only after a ``mkdir`` (``cma_roce_mode``, ``cma_roce_tos`` and the dcqcn module make it and
+    remove it again), and this never makes it; a port it cannot read is ``{"skipped": reason}``.
+    None without RoCE ports."""
+    roce = [(name, port) for name, port in _ports(devices) if port.get("link_layer") == "Ethernet"]
+    if not roce:
+        return None
+    base = sysfs_path("kernel", "config", "rdma_cm")
+    out = {}
+    for name, port in roce:
+        key = "%s/%s" % (name, port["port"])
+        if not os.path.isdir(base):
+            out[key] = {"skipped": "%s does not exist: configfs is not mounted or the rdma_cm module is not loaded"
+                                   % base}
+            continue
+        if not os.path.isdir(os.path.join(base, name)):
+            out[key] = {"skipped": "the device's rdma_cm configfs group (%s/DEV) does not exist: it appears only "
+                                   "after a mkdir, which this read-only check does not make (cma_roce_mode -d DEV "
+                                   "-p PORT makes it, shows the mode and removes it again)" % base}
+            continue
+        path = os.path.join(base, name, "ports", str(port["port"]), "default_roce_mode")
+        try:
+            with open(path) as handle:
+                out[key] = {"mode": handle.read().strip()}
+        except (IOError, OSError) as exc:
+            out[key] = {"skipped": "default_roce_mode cannot be read: %s" % (os.strerror(exc.errno) if exc.errno else exc)}
+    return out
+
+
+def derive_roce_modes(raw, facts):
+    """The RDMA-CM default RoCE modes of ``raw`` (``read_roce_modes``); a support bundle recorded
+    before they were read gives each RoCE port a skipped entry saying so."""
+    if "rdma_cm_roce_mode" in raw:
+        return raw["rdma_cm_roce_mode"]
+    if raw.get("source") != "bundle":
+        return None
+    return dict(("%s/%s" % (name, port["port"]),
+                 {"skipped": "the support bundle holds no RDMA-CM default RoCE mode (recorded before it was read)"})
+                for name, port in _ports(facts.get("devices") or {}) if port.get("link_layer") == "Ethernet") or None
+
+
 def read_host(module, params):
     """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr, lossless,
     nccl_log (a path on the node), nccl_log_text."""
@@ -212,6 +256,7 @@ def read_host(module, params):
         except (ValueError, ToolError) as exc:
             raw["errors"].append({"tool": "gdr_readiness", "msg": str(exc)})
     raw["lldp"] = read_lossless(module, devices) if params.get("lossless", True) else None
+    raw["rdma_cm_roce_mode"] = read_roce_modes(devices)
     raw["nccl_log"] = params.get("nccl_log_text")
     if raw["nccl_log"] is None and params.get("nccl_log"):
         raw["nccl_log"] = read_nccl_log(params["nccl_log"])
@@ -358,7 +403,8 @@ def derive(raw, window=21600, grace=600):
     lossless = derive_lossless(raw.get("lldp"), errors)
     facts["errors"] = list(facts.get("errors") or []) + errors
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
-                    "lossless": lossless, "interval": round(elapsed, 3), "source": raw.get("source"),
+                    "lossless": lossless, "rdma_cm_roce_mode": derive_roce_modes(raw, facts),
+                    "interval": round(elapsed, 3), "source": raw.get("source"),
                     "unknown_ipv4": unknown_ipv4 if unknown_ipv4.get("netdevs") else None}
     return observations, state
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: dcqcn
-short_description: Manage mlx5 DCQCN (ECN sysfs) and the RoCE default ToS
+short_description: Manage mlx5 DCQCN (ECN sysfs), the RoCE default ToS and the RDMA-CM default RoCE mode
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.resource]
@@ -25,6 +25,9 @@ description:
     does not pick its own ToS lands in the lossless class. It lives in this module so that
     one module owns every QoS sysfs write and O(state=rendered) lists them all for a
     boot-time re-apply.
+  - Per RDMA device port, sets the RDMA-CM defaults in the rdma_cm configfs, the ToS
+    (O(config[].rdma_cm_tos)) and the RoCE mode (O(config[].rdma_cm_roce_mode)) of
+    connections that choose none themselves.
   - Writes only the files whose value differs; a converged host gets no write.
   - The ECN files come with MLNX_OFED's mlx5 driver; the inbox driver has no C(ecn/)
     directory and the module then fails with a clear message. All values are volatile
@@ -49,6 +52,8 @@ options:
         /sys/kernel/config/rdma_cm/DEV) for one interface and device, one
         C(path:value) line per file (C(path=value) lines are accepted too). Text with no
         such line is an error, not an empty result.
+      - A C(default_roce_mode) line must hold C(RoCE v2) or C(IB/RoCE v1); it is returned as
+        V(v2) or V(v1).
     type: str
   config:
     description:
@@ -66,7 +71,7 @@ options:
       rdma_device:
         description:
           - RDMA device of the interface (for example C(mlx5_0)), for
-            O(config[].roce_tos) and O(config[].rdma_cm_tos).
+            O(config[].roce_tos), O(config[].rdma_cm_tos) and O(config[].rdma_cm_roce_mode).
         type: str
       port:
         description: Port of O(config[].rdma_device).
@@ -121,6 +126,25 @@ options:
             the value) and removes it again at the end, as C(cma_roce_tos) does. The value
             stays in the kernel after the C(rmdir).
         type: int
+      rdma_cm_roce_mode:
+        description:
+          - Default RoCE mode (GID type) of RDMA-CM connections on O(config[].rdma_device)
+            O(config[].port), the rdma_cm configfs
+            C($SYSFS_PATH/kernel/config/rdma_cm/<rdma_device>/ports/<port>/default_roce_mode)
+            that mlnx-tools' C(cma_roce_mode) reads and sets (C(-m 2) / C(-m 1)). Needs
+            O(config[].rdma_device), configfs mounted and the C(rdma_cm) module loaded.
+          - V(v2) is the kernel's C(RoCE v2) (RoCE over UDP/IP, routable; what NCCL and routed
+            RoCE fabrics need), V(v1) the kernel's C(IB/RoCE v1) (the only mode of an
+            InfiniBand port). The kernel's spellings V(RoCE v2) and V(IB/RoCE v1) are accepted
+            too and mean the same. The returned states (RV(before), RV(after), RV(gathered),
+            RV(parsed)) hold V(v2) or V(v1) (any other text the kernel shows as it is);
+            RV(commands) hold the kernel's text that is written.
+          - The kernel refuses a mode the port does not support (C(EINVAL)); the module then
+            fails as for any refused write, naming the file.
+          - The configfs group is created and removed as for O(config[].rdma_cm_tos); the mode
+            stays in the kernel after the C(rmdir) and is reset by a reboot or driver reload.
+        type: str
+        choices: [v2, v1, RoCE v2, IB/RoCE v1]
 attributes:
   action_group:
     membership:
@@ -132,7 +156,7 @@ attributes:
 notes:
   - Writes are returned as C(path=value) strings, the path under C($SYSFS_PATH)
     (default C(/sys)).
-  - O(state=gathered) returns C(rdma_cm_tos) only when the rdma_cm configfs is present.
+  - O(state=gathered) returns C(rdma_cm_tos) and C(rdma_cm_roce_mode) only when the rdma_cm configfs is present.
 seealso:
   - module: rdma.fabric.mlnx_qos
 """
@@ -151,10 +175,19 @@ EXAMPLES = r"""
           enabled_priorities: [3]
         roce_tos: 106
         rdma_cm_tos: 106
+        rdma_cm_roce_mode: v2
       - interface: eth3
         rdma_device: mlx5_1
         np: {enabled_priorities: [3]}
         rp: {enabled_priorities: [3]}
+
+- name: RDMA-CM connections on RoCE v2 by default (what cma_roce_mode -d mlx5_2 -p 1 -m 2 sets)
+  rdma.fabric.dcqcn:
+    state: merged
+    config:
+      - rdma_device: mlx5_2
+        port: 1
+        rdma_cm_roce_mode: v2
 
 - name: Read the values
   rdma.fabric.dcqcn:
@@ -169,13 +202,14 @@ before:
   type: list
   elements: dict
   sample: [{"interface": "eth2", "np": {"enabled_priorities": [], "params": {"cnp_dscp": 0}}, "rp": null,
-            "roce_tos": null, "rdma_cm_tos": 0}]
+            "roce_tos": null, "rdma_cm_tos": 0, "rdma_cm_roce_mode": "v1"}]
 commands:
   description: The sysfs writes done (check mode, that would be done) as C(path=value).
   returned: when state is merged or replaced
   type: list
   elements: str
-  sample: ["/sys/class/net/eth2/ecn/roce_np/cnp_dscp=48", "/sys/class/net/eth2/ecn/roce_np/enable/3=1"]
+  sample: ["/sys/class/net/eth2/ecn/roce_np/cnp_dscp=48", "/sys/class/net/eth2/ecn/roce_np/enable/3=1",
+           "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode=RoCE v2"]
 after:
   description: The values read back from sysfs after the writes (in check mode, predicted), same shape as RV(before).
   returned: when state is merged or replaced
@@ -199,7 +233,7 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._dcqcn import DcqcnResource
+from ansible_collections.rdma.fabric.plugins.module_utils._dcqcn import ROCE_MODE_CHOICES, DcqcnResource
 from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
@@ -216,6 +250,7 @@ def argument_spec():
         rp=dict(point),
         roce_tos=dict(type="int"),
         rdma_cm_tos=dict(type="int"),
+        rdma_cm_roce_mode=dict(type="str", choices=list(ROCE_MODE_CHOICES)),
     ))
 
 

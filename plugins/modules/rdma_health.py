@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: rdma_health
-short_description: Read and judge a GPU node's fabric health in one call (rates, flaps, GID tables, SM, GPUDirect)
+short_description: Read and judge a GPU node's fabric health in one call (rates, flaps, GID tables, SM, GPUDirect, RoCE mode)
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
@@ -18,8 +18,15 @@ description:
   - Reads, in one call, what the fabric health checks need (M(rdma.fabric.rdma_facts)' devices, GID
     tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
     C(ip -j addr show) (the RoCE netdevs' own IPv4 addresses, each of which needs a RoCE v2 GID),
-    C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, an optional NCCL
-    log) and returns the findings of the same checks the C(rdma.fabric.health_findings) filter runs.
+    C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, the RDMA-CM default
+    RoCE mode of every RoCE port, an optional NCCL log) and returns the findings of the same checks the
+    C(rdma.fabric.health_findings) filter runs.
+  - The RDMA-CM default RoCE mode (check C(rdma_cm_roce_mode)) is read from the rdma_cm configfs,
+    C(/sys/kernel/config/rdma_cm/<device>/ports/<port>/default_roce_mode); C(IB/RoCE v1) on a RoCE port is an
+    error finding naming the device and port. The device's configfs group exists only after a C(mkdir)
+    (C(cma_roce_mode), C(cma_roce_tos) and M(rdma.fabric.dcqcn) make it and remove it again); this module never
+    makes it, so a port whose group is absent, whose configfs is not mounted or whose file cannot be read is in
+    RV(skipped_checks) with the reason, never a pass.
   - The rate counters (pause frames, CNPs, C(rx_discards_phy), symbol errors, link downed) are sampled
     twice, O(interval) seconds apart, and judged per second.
   - Flaps are link-downed increments counted from run to run over O(flap_window) seconds, kept in
@@ -88,7 +95,8 @@ attributes:
   check_mode:
     description: Reads and judges the same; the state file is not written.
   platform:
-    description: Linux hosts with sysfs; each check uses its tools (ethtool, ibv_devinfo, ip, sminfo, lldptool) when present.
+    description: Linux hosts with sysfs (and configfs for the RDMA-CM RoCE mode); each check uses its tools (ethtool, ibv_devinfo,
+      ip, sminfo, lldptool) when present.
 seealso:
   - module: rdma.fabric.rdma_facts
   - module: rdma.fabric.gdr_readiness
@@ -126,7 +134,8 @@ ports:
 skipped_checks:
   description: Checks that could not run, each C(check), C(reason) and, when it concerns some objects only,
     C(subject) (e.g. C(lossless_agreement) without lldpad running, C(gid_ipv4) for netdevs whose IPv4 addresses
-    C(ip -j addr show) does not give); a skipped check is no healthy verdict. Not named C(skipped) - Ansible
+    C(ip -j addr show) does not give, C(rdma_cm_roce_mode) for RoCE ports whose rdma_cm configfs group is absent);
+    a skipped check is no healthy verdict. Not named C(skipped) - Ansible
     takes a true C(skipped) in a result for a skipped task.
   type: list
   elements: dict

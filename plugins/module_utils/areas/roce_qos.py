@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The roce_qos area: lossless RoCE (trust, PFC, the DSCP map, ETS, buffers), DCQCN and the
-RoCE ToS, the LLDP DCB TLVs, and the boot-time applier that re-applies them. Everything the
+"""The roce_qos area: lossless RoCE (trust, PFC, the DSCP map, ETS, buffers), DCQCN, the
+RoCE ToS and the RDMA-CM default RoCE mode, the LLDP DCB TLVs, and the boot-time applier that re-applies them. Everything the
 rdma.fabric.roce_qos role decides is here, in one place, as pure functions with no host I/O:
 
 - ``settings(variables)``: the role's settings from its variables (every option of
@@ -57,6 +57,9 @@ MODULES = (("mlnx_qos", "replaced"), ("dcqcn", "replaced"), ("lldp_dcb", "merged
 SETTING_PREFIX = {"lldp_dcb": "lldp."}
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
+# roce_qos_rdma_cm_roce_mode: the dcqcn module's choices (v2, v1 and the kernel's spellings), or
+# one of these to leave the RDMA-CM default RoCE mode as it is
+ROCE_MODE_UNMANAGED = (None, "", "none")
 # What rdma-fabric-roce-qos-apply accepts on a state line (it refuses any other character).
 STATE_LINE_RE = re.compile(r"[A-Za-z0-9_.:@-]+ (?:mlnx_qos|sysfs) [A-Za-z0-9_.,:=/@ -]+")
 LLDP_APP_ROCE = {"selector": 3, "protocol": 4791}       # UDP port 4791 (RoCE v2)
@@ -102,6 +105,8 @@ def _dcqcn_variable(name, index, rest):
             return "roce_qos_dcqcn_priorities" + rest[len(".enabled_priorities"):]
     if name in ("roce_tos", "rdma_cm_tos"):
         return "roce_qos_default_tos (the ToS, derived from roce_qos_roce_dscp when null)"
+    if name == "rdma_cm_roce_mode":
+        return "roce_qos_rdma_cm_roce_mode"
     return None
 
 
@@ -147,6 +152,16 @@ def tos_of(settings):
     return _dscp.tos(settings["roce_dscp"], settings.get("tos_ecn") or "ect0")
 
 
+def rdma_cm_roce_mode_of(settings):
+    """roce_qos_rdma_cm_roce_mode as the dcqcn module takes it (``v2``, ``v1``); None when it
+    is left unmanaged (``none``, empty, null) or not one of the module's choices (config_errors
+    names it)."""
+    mode = settings.get("rdma_cm_roce_mode")
+    if mode in ROCE_MODE_UNMANAGED or mode not in _dcqcn.ROCE_MODE_CHOICES:
+        return None
+    return _dcqcn.normalize_roce_mode("roce_qos_rdma_cm_roce_mode", mode)
+
+
 def mlnx_qos_config(settings):
     config = {
         "trust": settings["trust"], "pfc": settings["pfc_priorities"],
@@ -170,6 +185,9 @@ def dcqcn_config(settings):
               "roce_tos": tos_of(settings)}
     if settings.get("rdma_cm_tos"):
         config["rdma_cm_tos"] = tos_of(settings)
+    mode = rdma_cm_roce_mode_of(settings)
+    if mode is not None:
+        config["rdma_cm_roce_mode"] = mode
     return config
 
 
@@ -245,6 +263,11 @@ def config_errors(settings):
         _check(errors, check_name, "roce_qos_interfaces[%d]" % index, name)
     if settings.get("tos_ecn") not in (None,) + ECN_CHOICES:
         errors.append("roce_qos_tos_ecn=%r: must be one of %s" % (settings.get("tos_ecn"), ", ".join(ECN_CHOICES)))
+    mode = settings.get("rdma_cm_roce_mode")
+    if mode not in ROCE_MODE_UNMANAGED and mode not in _dcqcn.ROCE_MODE_CHOICES:
+        errors.append("roce_qos_rdma_cm_roce_mode=%r: must be v2 (RoCE v2, what NCCL and routed RoCE need), v1 "
+                      "(IB/RoCE v1), the kernel's spellings 'RoCE v2' or 'IB/RoCE v1', or none to leave the "
+                      "RDMA-CM default RoCE mode as it is" % (mode,))
     tos = settings.get("default_tos")
     if tos is not None:
         tos = _check(errors, V.int_in_range, "roce_qos_default_tos", tos, 0, 255, "ToS")

@@ -50,6 +50,11 @@ PORT_COUNTERS = [
     "VL15_dropped",
 ]
 IB_SPEED_NAME = {100: "4X EDR", 200: "4X HDR", 400: "4X NDR", 25: "1X EDR", 50: "2X EDR"}
+# The RDMA-CM default RoCE modes (drivers/infiniband/core/cache.c gid_type_str[]): what configfs
+# default_roce_mode shows and takes; an IB port supports only IB/RoCE v1 (roce_gid_type_mask_support).
+ROCE_V2, ROCE_V1 = "RoCE v2", "IB/RoCE v1"
+ROCE_MODES = (ROCE_V2, ROCE_V1)
+RDMA_CM_DIR = "kernel/config/rdma_cm"
 # Real tables hold 255 (RoCE) / 128 (IB) entries; the first 16 are rendered (fewer files, same reads).
 GID_TABLE = {"Ethernet": 16, "InfiniBand": 16}
 
@@ -129,14 +134,39 @@ def writable_attributes(root, profile):
                                     "traffic_class"))
     for nic in profile.nics:
         for port in nic["ports"]:
-            out.append(os.path.join(root, "kernel/config/rdma_cm", nic["dev"], "ports", str(port["port"]),
-                                    "default_roce_tos"))
+            for name in ("default_roce_tos", "default_roce_mode"):
+                out.append(os.path.join(root, RDMA_CM_DIR, nic["dev"], "ports", str(port["port"]), name))
     return out
+
+
+def rdma_cm_port_link_layer(path):
+    """The link layer of the port a ``<root>/kernel/config/rdma_cm/DEV/ports/N/ATTR`` path
+    belongs to (read from ``<root>/class/infiniband/DEV/ports/N/link_layer``), or ""."""
+    root, sep, rest = path.partition("/" + RDMA_CM_DIR + "/")
+    parts = rest.split("/")
+    if not sep or len(parts) < 3 or parts[1] != "ports":
+        return ""
+    return read_text(os.path.join(root, "class/infiniband", parts[0], "ports", parts[2], "link_layer"))
+
+
+def validate_roce_mode(path, text):
+    """cma_configfs.c default_roce_mode_store: ib_cache_gid_parse_type_str() takes exactly
+    "RoCE v2" or "IB/RoCE v1" (one trailing newline allowed; else EINVAL), then
+    cma_set_default_gid_type() refuses a mode the port does not support (EINVAL): RoCE v2 on
+    an InfiniBand port."""
+    value = text[:-1] if text.endswith("\n") else text
+    if value not in ROCE_MODES:
+        return False, errno.EINVAL, None
+    if value == ROCE_V2 and rdma_cm_port_link_layer(path) != "Ethernet":
+        return False, errno.EINVAL, None
+    return True, 0, value
 
 
 def validate(path, text):
     """Return (ok, errno, normalised value) for a write of text to path, like the kernel."""
     name = os.path.basename(path)
+    if name == "default_roce_mode":
+        return validate_roce_mode(path, text)
     if os.path.basename(os.path.dirname(path)) == "enable":
         name = "enable"
     value = text.strip()
@@ -265,8 +295,8 @@ def build(profile, reset=False):
                 _write(os.path.join(ib, "tc", pnum, "traffic_class"), "0", force=reset)
             # The rdma_cm configfs group of the device, as it is after `mkdir rdma_cm/<dev>`
             # (plain files cannot populate a group on mkdir, so it is always there).
-            cm = os.path.join(root, "kernel/config/rdma_cm", nic["dev"], "ports", pnum)
-            _write(os.path.join(cm, "default_roce_mode"), "RoCE v2" if eth else "IB/RoCE v1", force=reset)
+            cm = os.path.join(root, RDMA_CM_DIR, nic["dev"], "ports", pnum)
+            _write(os.path.join(cm, "default_roce_mode"), ROCE_V2 if eth else ROCE_V1, force=reset)
             _write(os.path.join(cm, "default_roce_tos"), "0", force=reset)
             # netdev
             nd = os.path.join(root, "class/net", port["netdev"])

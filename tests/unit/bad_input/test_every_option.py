@@ -463,6 +463,10 @@ ROLE_CASES = {
         ("roce_qos_dcqcn_rp_params", {"roce_qos_dcqcn_rp_params": {"rpg_gd": -1}},
          ["roce_qos_dcqcn_rp_params.rpg_gd=-1"]),
         ("roce_qos_persist_dir", {"roce_qos_persist_dir": "etc/rdma-fabric"}, ["roce_qos_persist_dir", "etc/rdma-fabric"]),
+        ("roce_qos_rdma_cm_roce_mode", {"roce_qos_rdma_cm_roce_mode": "v3"}, ["roce_qos_rdma_cm_roce_mode", "v3"]),
+        ("roce_qos_rdma_cm_roce_mode", {"roce_qos_rdma_cm_roce_mode": "roce v2"},
+         ["roce_qos_rdma_cm_roce_mode", "roce v2", "RoCE v2"]),
+        ("roce_qos_rdma_cm_roce_mode", {"roce_qos_rdma_cm_roce_mode": 2}, ["roce_qos_rdma_cm_roce_mode", "2"]),
     ],
 }
 

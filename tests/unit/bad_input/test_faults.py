@@ -148,6 +148,7 @@ def test_dcqcn_kernel_refuses_the_second_write_with_eperm(monkeypatch, sysfs):
     config = dict(dcqcn_config(SETTINGS), interface="eth3")
     config.pop("roce_tos")
     config.pop("rdma_cm_tos", None)
+    config.pop("rdma_cm_roce_mode", None)     # no rdma_cm configfs in this tree
     kind, res = _run(monkeypatch, dcqcn.main, {"state": "replaced", "config": [config]})
     assert kind == "fail"
     base = str(sysfs) + "/class/net/eth3/ecn/roce_np/"
@@ -257,6 +258,7 @@ def test_rollback_restores_dcqcn_and_keeps_an_unset_tos(monkeypatch, sysfs):
     _refusing_open(monkeypatch, "/ecn/roce_rp/enable/3", errno.EPERM)
     config = dict(dcqcn_config(SETTINGS), interface="eth3", rdma_device="mlx5_0", port=1)
     config.pop("rdma_cm_tos", None)
+    config.pop("rdma_cm_roce_mode", None)     # no rdma_cm configfs in this tree
     kind, failed = _run(monkeypatch, dcqcn.main, {"state": "replaced", "config": [config]})
     assert kind == "fail" and failed["changed"] is True
     rollback = roce_qos_rollback({"mlnx_qos": {"changed": False, "before": [], "after": []}, "dcqcn": failed}, failed)

@@ -66,19 +66,22 @@ def test_an_injected_drift_gives_the_same_records_from_the_role_and_the_drift_ch
     assert _role(monkeypatch, sim, spec, check_mode=True)[1] == [] == _drift_check(monkeypatch, sim, spec)
 
     # the drift: PFC off on one port (the NIC and, with lldpad, its TLV), a DSCP moved, DCQCN
-    # off on another port's lossless priority
+    # off on another port's lossless priority and its RDMA-CM default RoCE mode back to v1
     assert sim.run("mlnx_qos", "-i", ports[0], "--pfc", "0,0,0,0,0,0,0,0")[2] == 0
     assert sim.run("mlnx_qos", "-i", ports[0], "--dscp2prio", "set,26,1")[2] == 0
     if lldp:
         assert sim.run("lldptool", "-T", "-i", ports[0], "-V", "PFC", "enabled=none")[2] == 0
     device = plan["dcqcn"][1]["rdma_device"]
     sim.write_sysfs("class/net/%s/ecn/roce_np/enable/3" % ports[1], "0")
+    assert sim.out("cma_roce_mode", "-d", device, "-p", str(plan["dcqcn"][1]["port"]), "-m", "1") == "IB/RoCE v1\n"
 
     _plan, role_records = _role(monkeypatch, sim, spec, check_mode=True)
     check_records = _drift_check(monkeypatch, sim, spec)
     assert _key(role_records) == _key(check_records)
     settings = set((r["object"], r["setting"]) for r in check_records)
-    expected = set([(ports[0], "pfc"), (ports[0], "dscp2prio.26"), (ports[1], "np.enabled_priorities")])
+    expected = set([(ports[0], "pfc"), (ports[0], "dscp2prio.26"), (ports[1], "np.enabled_priorities"),
+                    (ports[1], "rdma_cm_roce_mode")])
     if lldp:
         expected.add((ports[0], "lldp.pfc.enabled"))
     assert settings == expected, (settings, device)
+    assert [(r["expected"], r["actual"]) for r in check_records if r["setting"] == "rdma_cm_roce_mode"] == [("v2", "v1")]

@@ -1,5 +1,9 @@
 """ibstat, ibstatus, ibv_devinfo, ibdev2netdev, show_gids, cma_roce_mode."""
 
+import os
+import re
+
+from .. import paths, sysfs
 from .. import profile as prof
 
 STATE_WORD = {"ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed"}
@@ -178,7 +182,17 @@ def show_gids(args, ctx):
     return "".join(out), "", 0
 
 
+def _cma_mode_file(dev, port):
+    return os.path.join(paths.sys_backing(), sysfs.RDMA_CM_DIR, dev, "ports", str(port), "default_roce_mode")
+
+
 def cma_roce_mode(args, ctx):
+    """mlnx-tools' sbin/cma_roce_mode on the simulated rdma_cm configfs (samples/cma_roce_mode.txt):
+    the mode is the configfs file default_roce_mode (what the dcqcn module reads and writes too);
+    -m 1|2 writes "IB/RoCE v1"|"RoCE v2" into it, validated as the kernel does (a mode the port
+    does not support: 'echo: write error: Invalid argument' on stderr, the mode unchanged, rc 0);
+    any other -m value is ignored (a non-numeric one makes bash's test complain twice), and the
+    mode is always printed."""
     dev, port, mode = "mlx5_0", "1", None
     i = 0
     while i < len(args):
@@ -192,19 +206,38 @@ def cma_roce_mode(args, ctx):
             mode = args[i + 1]
             i += 1
         elif args[i] == "-h":
-            return ("Usage: cma_roce_mode [-h] [-d <dev> (default mlx5_0)] [-p <port> (default 1)] [-m <1|2>]\n"), "", 0
+            return CMA_ROCE_MODE_HELP, "", 0
         i += 1
     nic = ctx.profile.nic(dev)
-    if nic is None or port not in [str(pt["port"]) for pt in nic["ports"]]:
-        return "", "Failed to find device %s port %s\n" % (dev, port), 1
-    modes = ctx.nic.setdefault("cma", {}).setdefault(dev, {})
-    if nic["ports"][0]["link_layer"] == "InfiniBand":
-        modes.setdefault(port, "IB/RoCE v1")
-    if mode is not None:
-        if mode not in ("1", "2"):
-            return "", "Invalid RoCE mode %s\n" % mode, 1
+    if nic is None:
+        return ("Failed to create configuration for %s\n" % dev,
+                "mkdir: cannot create directory \u2018%s\u2019: No such device\n" % dev, 1)
+    if port not in [str(pt["port"]) for pt in nic["ports"]]:
+        return "Device %s port %s does not exist\n" % (dev, port), "", 1
+    path = _cma_mode_file(dev, port)
+    err = ""
+    if mode is not None and not re.match(r"^-?\d+$", mode.strip()):
+        err = ("/usr/sbin/cma_roce_mode: line 108: [: %s: integer expression expected\n"
+               "/usr/sbin/cma_roce_mode: line 110: [: %s: integer expression expected\n" % (mode, mode))
+    elif mode is not None and int(mode) in (1, 2):
+        text = sysfs.ROCE_V1 if int(mode) == 1 else sysfs.ROCE_V2
+        ok, errno_, value = sysfs.validate(path, text + "\n")
         if ctx.fail_now:
-            return "", "cma_roce_mode: write error: Device or resource busy\n", 1
-        modes[port] = "IB/RoCE v1" if mode == "1" else "RoCE v2"
-        ctx.dirty = True
-    return modes.get(port, "RoCE v2") + "\n", "", 0
+            err = "/usr/sbin/cma_roce_mode: line 111: echo: write error: Device or resource busy\n"
+        elif not ok:
+            err = "/usr/sbin/cma_roce_mode: line 111: echo: write error: %s\n" % os.strerror(errno_)
+        else:
+            with open(path, "w") as handle:
+                handle.write(value + "\n")
+            ctx.nic.setdefault("cma", {}).setdefault(dev, {})[port] = value
+            ctx.dirty = True
+    return sysfs.read_text(path) + "\n", err, 0
+
+
+CMA_ROCE_MODE_HELP = (
+    "Set/Show RoCE default mode of RDMA_CM applications\n\n"
+    "Usage:\n\tcma_roce_mode OPTIONS\nOptions:\n"
+    "\t-h              show this help\n"
+    "\t-d <dev>        use IB device <dev> (default mlx5_0)\n"
+    "\t-p <port>       use port <port> of IB device (default 1)\n"
+    "\t-m <roce_mode>  set RoCE mode of RDMA_CM applications (1 or 2)\n")

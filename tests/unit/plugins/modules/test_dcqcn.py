@@ -295,12 +295,14 @@ def test_tos_write_refused_by_kernel_is_reported(monkeypatch, root):
 class ConfigfsRdmaCm(object):
     """rdma_cm configfs on a tmp tree: mkdir of a known device fills in ports/N/{default_roce_mode,
     default_roce_tos} from the kernel's values, rmdir keeps them (cma_configfs.c), an unknown
-    device gets ENODEV. Counts the mkdirs and rmdirs."""
+    device gets ENODEV. Counts the mkdirs and rmdirs. ``modes``: the kernel's default RoCE mode
+    of each (device, port)."""
 
-    def __init__(self, monkeypatch, root, devices=("mlx5_0",), ports=(1,)):
+    def __init__(self, monkeypatch, root, devices=("mlx5_0",), ports=(1,), mode="RoCE v2"):
         self.base = root / "kernel" / "config" / "rdma_cm"
         self.base.mkdir(parents=True)
         self.kernel = dict(((dev, port), 0) for dev in devices for port in ports)
+        self.modes = dict(((dev, port), mode) for dev in devices for port in ports)
         self.mkdirs, self.rmdirs = [], []
         real_mkdir, real_rmdir = os.mkdir, os.rmdir
 
@@ -315,7 +317,8 @@ class ConfigfsRdmaCm(object):
             for (d, port), tos in self.kernel.items():
                 if d == dev:
                     (self.base / dev / "ports" / str(port)).mkdir(parents=True)
-                    (self.base / dev / "ports" / str(port) / "default_roce_mode").write_text("RoCE v2\n")
+                    (self.base / dev / "ports" / str(port) / "default_roce_mode").write_text(
+                        self.modes[(d, port)] + "\n")
                     (self.base / dev / "ports" / str(port) / "default_roce_tos").write_text("%d\n" % tos)
 
         def rmdir(path):
@@ -325,6 +328,7 @@ class ConfigfsRdmaCm(object):
             for (d, port) in list(self.kernel):
                 if d == dev:
                     self.kernel[(d, port)] = int(read(self.base / dev / "ports" / str(port) / "default_roce_tos"))
+                    self.modes[(d, port)] = read(self.base / dev / "ports" / str(port) / "default_roce_mode")
                     for name in ("default_roce_mode", "default_roce_tos"):
                         os.unlink(str(self.base / dev / "ports" / str(port) / name))
                     real_rmdir(str(self.base / dev / "ports" / str(port)))
@@ -382,7 +386,7 @@ def test_rdma_cm_gathered_and_unknown_device(monkeypatch, root):
     make_tree(root, tos=106)
     cm = ConfigfsRdmaCm(monkeypatch, root)
     kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "state": "gathered"})
-    assert kind == "exit" and res["gathered"] == {"roce_tos": 106, "rdma_cm_tos": 0}
+    assert kind == "exit" and res["gathered"] == {"roce_tos": 106, "rdma_cm_tos": 0, "rdma_cm_roce_mode": "v2"}
     assert not (cm.base / "mlx5_0").exists()
     # known to sysfs but not to rdma_cm: the kernel's ENODEV, named
     (root / "class" / "infiniband" / "mlx5_9").mkdir()
@@ -459,3 +463,112 @@ def test_two_interfaces_in_one_call(monkeypatch, root):
 def test_parsed_text_without_dcqcn_files_is_an_error(monkeypatch, text):
     kind, res = run_many(monkeypatch, {"state": "parsed", "running_config": text})
     assert kind == "fail" and res["msg"].startswith("running_config: "), res
+
+
+# --------------------------------------------------------------------------- RDMA-CM default RoCE mode
+MODE_ARGS = {"rdma_device": "mlx5_0", "config": {"rdma_cm_roce_mode": "v2"}, "state": "merged"}
+
+
+def test_rdma_cm_roce_mode_quartet_creates_and_removes_the_group(monkeypatch, root):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root, mode="IB/RoCE v1")      # an older stack's default (the CX-4 Lx sample)
+    path = str(cm.base / "mlx5_0" / "ports" / "1" / "default_roce_mode")
+    kind, res = run(monkeypatch, MODE_ARGS, check_mode=True, diff=True)
+    assert kind == "exit" and res["changed"] is True and res["commands"] == [path + "=RoCE v2"]
+    assert res["before"] == {"rdma_cm_roce_mode": "v1"} and res["after"] == {"rdma_cm_roce_mode": "v2"}
+    assert res["diff"]["before"] == {"rdma_cm_roce_mode": "v1"} and res["diff"]["after"] == {"rdma_cm_roce_mode": "v2"}
+    assert cm.modes[("mlx5_0", 1)] == "IB/RoCE v1" and cm.mkdirs == cm.rmdirs == ["mlx5_0"]
+
+    kind, res = run(monkeypatch, MODE_ARGS)
+    assert kind == "exit" and res["changed"] is True and res["commands"] == [path + "=RoCE v2"]
+    assert res["after"] == {"rdma_cm_roce_mode": "v2"}
+    assert cm.modes[("mlx5_0", 1)] == "RoCE v2" and not (cm.base / "mlx5_0").exists()
+
+    for check_mode in (False, True):
+        kind, res = run(monkeypatch, MODE_ARGS, check_mode=check_mode)
+        assert kind == "exit" and res["changed"] is False and res["commands"] == []
+    # the kernel's own spelling means the same
+    kind, res = run(monkeypatch, dict(MODE_ARGS, config={"rdma_cm_roce_mode": "RoCE v2"}))
+    assert kind == "exit" and res["changed"] is False and res["after"] == {"rdma_cm_roce_mode": "v2"}
+    assert len(cm.mkdirs) == len(cm.rmdirs) == 5
+
+
+def test_rdma_cm_roce_mode_kernel_spelling_v1_and_tos_in_one_group(monkeypatch, root):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    base = str(cm.base / "mlx5_0" / "ports" / "1")
+    args = {"rdma_device": "mlx5_0", "config": {"rdma_cm_tos": 106, "rdma_cm_roce_mode": "IB/RoCE v1"}}
+    kind, res = run(monkeypatch, args)
+    assert kind == "exit" and res["changed"] is True
+    assert res["commands"] == [base + "/default_roce_tos=106", base + "/default_roce_mode=IB/RoCE v1"]
+    assert res["before"] == {"rdma_cm_tos": 0, "rdma_cm_roce_mode": "v2"}
+    assert res["after"] == {"rdma_cm_tos": 106, "rdma_cm_roce_mode": "v1"}
+    assert cm.modes[("mlx5_0", 1)] == "IB/RoCE v1" and cm.kernel[("mlx5_0", 1)] == 106
+    assert cm.mkdirs == cm.rmdirs == ["mlx5_0"]       # one group for the read, the writes and the read-back
+
+
+@pytest.mark.parametrize("mode", ["v3", "roce v2", "2", "RoCE v2\n"])
+def test_rdma_cm_roce_mode_bad_value_names_field_and_value(monkeypatch, root, mode):
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root)
+    kind, res = run(monkeypatch, {"rdma_device": "mlx5_0", "config": {"rdma_cm_roce_mode": mode}})
+    assert kind == "fail" and "rdma_cm_roce_mode" in res["msg"] and mode.strip() in res["msg"], res["msg"]
+    assert cm.mkdirs == []
+    with pytest.raises(ValidationError) as err:
+        D.normalize_want({"rdma_cm_roce_mode": mode}, None, "mlx5_0", "config[0]")
+    assert "config[0].rdma_cm_roce_mode=%r" % mode in err.value.msg and "RoCE v2" in err.value.msg
+
+
+def test_rdma_cm_roce_mode_without_device(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, {"interface": "eth2", "config": {"rdma_cm_roce_mode": "v2"}})
+    assert kind == "fail" and "config[0].rdma_cm_roce_mode=v2 is given but config[0].rdma_device is not" in res["msg"]
+
+
+def test_rdma_cm_roce_mode_refused_by_the_kernel_is_reported(monkeypatch, root):
+    """An InfiniBand port (or a device without RoCE v2): the kernel's store returns EINVAL."""
+    make_tree(root)
+    cm = ConfigfsRdmaCm(monkeypatch, root, mode="IB/RoCE v1")
+    real_write = D.write_sysfs
+
+    def write(path, value):
+        if path.endswith("/default_roce_mode"):
+            raise D.ToolError("writing %r to %s failed: Invalid argument" % (str(value), path))
+        return real_write(path, value)
+    monkeypatch.setattr(D, "write_sysfs", write)
+    kind, res = run(monkeypatch, MODE_ARGS)
+    assert kind == "fail" and "Invalid argument" in res["msg"] and "does not support" in res["msg"]
+    assert "default_roce_mode" in res["failed_command"] and res["applied"] == []
+    assert res["after"] == {"rdma_cm_roce_mode": "v1"} and res["changed"] is False
+    assert res["failed_on"] == {"rdma_device": "mlx5_0", "port": 1}
+    assert cm.rmdirs == ["mlx5_0"] and not (cm.base / "mlx5_0").exists()
+
+
+def test_rdma_cm_roce_mode_missing_configfs_says_why(monkeypatch, root):
+    make_tree(root)
+    kind, res = run(monkeypatch, MODE_ARGS)
+    assert kind == "fail" and "modprobe rdma_cm" in res["msg"] and "RoCE mode" in res["msg"]
+
+
+def test_rdma_cm_roce_mode_rendered_parsed_round_trip(monkeypatch, root):
+    kind, res = run(monkeypatch, {"interface": "eth2", "rdma_device": "mlx5_0", "state": "rendered",
+                                  "config": dict(ROCE, rdma_cm_tos=106, rdma_cm_roce_mode="RoCE v2")})
+    assert kind == "exit" and res["rendered"][-2:] == [
+        str(root) + "/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos=106",
+        str(root) + "/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode=RoCE v2"]
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": "\n".join(res["rendered"])})
+    assert kind == "exit" and res["parsed"]["rdma_cm_roce_mode"] == "v2" and res["parsed"]["rdma_cm_tos"] == 106
+    grep = GREP + "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode:IB/RoCE v1\n"
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": grep})
+    assert kind == "exit" and res["parsed"]["rdma_cm_roce_mode"] == "v1"
+    bad = "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode:Invalid GID type\n"
+    kind, res = run(monkeypatch, {"state": "parsed", "running_config": bad})
+    assert kind == "fail" and res["msg"].startswith("running_config line 1") and "Invalid GID type" in res["msg"]
+
+
+def test_rdma_cm_roce_mode_unknown_kernel_text_is_rewritten():
+    have = D.parse_tree({"/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode": "Invalid GID type"},
+                        rdma_device="mlx5_0")
+    assert have["rdma_cm_roce_mode"] == "Invalid GID type"
+    want = D.normalize_want({"rdma_cm_roce_mode": "v2"}, None, "mlx5_0")
+    assert D.plan_writes(want, have, "merged", None, "mlx5_0", 1) == [(D.cm_mode_path("mlx5_0", 1), "RoCE v2")]
