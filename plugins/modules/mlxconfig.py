@@ -207,6 +207,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    if params["boot_record"] and not params["boot_record"].startswith("/"):
+        module.fail_json(msg="boot_record=%r: expected an absolute path (or empty for none)" % params["boot_record"])
     resource = MlxconfigResource(module, firmware=params["firmware"], boot_record=params["boot_record"] or None)
     run_resource(module, resource, params["state"], params["config"], params["running_config"])
 

@@ -209,6 +209,21 @@ MODULE_CASES = {
         ("running_config", {"state": "parsed", "running_config": GARBAGE},
          ["running_config", "this is not tool output"]),
     ],
+    "mlxconfig": [
+        ("config", {"config": [{"device": "mlx5_0", "params": {"SRIOV_EN": 1}},
+                               {"device": "mlx5_0", "params": {"NUM_OF_VFS": 2}}]}, ["config[1]", "device=mlx5_0", "twice"]),
+        ("config.device", {"config": [{"device": "mlx5 0", "params": {"SRIOV_EN": 1}}]}, ["config[0].device", "mlx5 0"]),
+        ("config.params", {"config": [{"device": "mlx5_0", "params": {"link_type_p1": "ETH"}}]},
+         ["config[0].params", "link_type_p1"]),
+        ("config.params", {"config": [{"device": "mlx5_0", "params": {"SRIOV_EN": "a b"}}]},
+         ["config[0].params.SRIOV_EN", "a b"]),
+        ("config.params", {"config": [{"device": "mlx5_0", "params": {"NUM_OF_VFS": -1}}]},
+         ["config[0].params.NUM_OF_VFS=-1"]),
+        ("config.params", {"config": [{"device": "mlx5_0", "params": "SRIOV_EN=1"}]}, ["config[0].params", "SRIOV_EN=1"]),
+        ("boot_record", {"config": [{"device": "mlx5_0", "params": {"SRIOV_EN": 1}}], "boot_record": "rec.json"},
+         ["boot_record", "rec.json"]),
+        ("running_config", {"state": "parsed", "running_config": GARBAGE}, ["running_config", "this is not tool output"]),
+    ],
     "perftest": [
         ("duration", {"duration": 0}, ["duration=0"]),
         ("timeout", {"timeout": 0}, ["timeout=0"]),
@@ -312,6 +327,19 @@ ROLE_BASE = {
 
 # role: [(variable, {variable: value, ...}, words[, secret values the message must not hold])]
 ROLE_CASES = {
+    "nic_firmware": [
+        ("nic_firmware_cc_priorities", {"nic_firmware_cc_priorities": [9]}, ["nic_firmware_cc_priorities=[9]"]),
+        ("nic_firmware_cnp_dscp", {"nic_firmware_cnp_dscp": 64}, ["nic_firmware_cnp_dscp=64"]),
+        ("nic_firmware_cnp_priority", {"nic_firmware_cnp_priority": 8}, ["nic_firmware_cnp_priority=8"]),
+        ("nic_firmware_max_acc_out_read", {"nic_firmware_max_acc_out_read": 300}, ["nic_firmware_max_acc_out_read=300"]),
+        ("nic_firmware_params", {"nic_firmware_params": {"sriov en": 1}}, ["nic_firmware_params", "sriov en"]),
+        ("nic_firmware_params", {"nic_firmware_params": {"SRIOV_EN": "a b"}}, ["nic_firmware_params.SRIOV_EN", "a b"]),
+        ("nic_firmware_devices", {"nic_firmware_devices": [""]}, ["nic_firmware_devices=['']"]),
+        ("nic_firmware_versions", {"nic_firmware_versions": {"MT_0000000838": "28.39"}},
+         ["nic_firmware_versions.MT_0000000838='28.39'"]),
+        ("nic_firmware_reboot_timeout", {"nic_firmware_reboot_timeout": 5}, ["nic_firmware_reboot_timeout=5"]),
+        ("nic_firmware_boot_record", {"nic_firmware_boot_record": "state.json"}, ["nic_firmware_boot_record='state.json'"]),
+    ],
     "fabric_test": [
         ("fabric_test_peers", {"fabric_test_peers": 0}, ["fabric_test_peers=0"]),
         ("fabric_test_duration", {"fabric_test_duration": 0}, ["fabric_test_duration=0"]),
