@@ -69,6 +69,11 @@ CHECKS = {
     "rdma_cm_roce_mode": ("error", "cma_roce_mode -d DEV -p PORT (rdma_cm configfs default_roce_mode)",
                           "set RoCE v2, what NCCL and routed RoCE need: cma_roce_mode -d DEV -p PORT -m 2, or "
                           "rdma.fabric.dcqcn rdma_cm_roce_mode: v2 (the roce_qos role: roce_qos_rdma_cm_roce_mode: v2)"),
+    "nv_pending": ("warning", "mlxconfig -d BDF -e query (Current against Next Boot)",
+                   "reboot the node (or mlxfwreset) to make the values current: playbooks/nic_firmware.yml "
+                   "-e nic_firmware_reboot=if_required; a value still not current after that is one the firmware does not take"),
+    "firmware": ("warning", "flint -d BDF q; cat /sys/class/infiniband/DEV/fw_ver /sys/class/infiniband/DEV/board_id",
+                 "update the NIC to the version its PSID should run (mlxfwmanager -u), then reboot"),
     "pcie": ("error", "lspci -vv -s BDF | grep -E 'LnkCap|LnkSta'", "check the slot, riser and BIOS PCIe settings"),
     "rate": ("error", "ibstat DEV PORT (Rate) / ethtool IF (Speed)", "check the cable, optics and the switch port speed"),
     "ports": ("error", "ibstat; ibdev2netdev", "every rail must be ACTIVE at the model's rate: check the missing ones"),
@@ -121,6 +126,11 @@ DEFAULT_CHECKS = {
     "lossless": True,
     # the RDMA-CM default RoCE mode of RoCE ports (rdma_cm configfs), where the node's configfs shows it
     "rdma_cm_roce_mode": True,
+    # NIC non-volatile values set and not yet current (mlxconfig, where installed)
+    "nv_pending": True,
+    # PSID (board_id) -> the firmware version its NICs should run; without a pin, NICs of one PSID on
+    # the node that run different versions are a finding
+    "firmware_versions": {},
     "severity": {},
 }
 # nvidia-smi topo relations across the CPU interconnect: a rail there crosses sockets
@@ -171,6 +181,9 @@ def merge_checks(checks, field=None):
                     raise HealthError("%s%s.%s.%s=%r: a number >= 0 or null" % (at, key, model, name, value))
     if merged["sm_priority"] is not None and merged["sm_priority"] > 15:
         raise HealthError("%ssm_priority=%r: an SM priority 0-15 or null" % (at, merged["sm_priority"]))
+    versions = merged["firmware_versions"]
+    if not isinstance(versions, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in versions.items()):
+        raise HealthError("%sfirmware_versions=%r: a dict PSID: firmware version (strings)" % (at, versions))
     if merged["dmabuf_enable"] not in (None, 0, 1):
         raise HealthError("%sdmabuf_enable=%r: 0, 1 or null" % (at, merged["dmabuf_enable"]))
     ignored = merged["ignore_devices"] or []
@@ -255,6 +268,8 @@ def judge(observations, checks=None):
     _gpudirect(out, facts, obs.get("gdr"), obs.get("nccl"), checks)
     _lossless(out, facts, obs.get("lossless"), checks)
     _roce_modes(out, facts, obs.get("rdma_cm_roce_mode"), checks)
+    _firmware(out, facts, checks)
+    _nv_pending(out, obs.get("nv"), checks)
     return out.items
 
 
@@ -276,7 +291,57 @@ def skipped(observations, checks=None):
     if checks["lossless"] and lossless.get("skipped"):
         out.append({"check": "lossless_agreement", "reason": lossless["skipped"]})
     out.extend(_roce_modes_skipped(facts, (observations or {}).get("rdma_cm_roce_mode"), checks))
+    nv = (observations or {}).get("nv")
+    if checks["nv_pending"] and isinstance(nv, dict):
+        if isinstance(nv.get("skipped"), str):
+            out.append({"check": "nv_pending", "reason": nv["skipped"]})
+        else:
+            reasons = {}
+            for name, seen in sorted(nv.items()):
+                if isinstance(seen, dict) and seen.get("skipped"):
+                    reasons.setdefault(seen["skipped"], []).append(name)
+            out.extend({"check": "nv_pending", "subject": ", ".join(names), "reason": reason}
+                       for reason, names in sorted(reasons.items()))
     return out
+
+
+def _firmware(out, facts, checks):
+    """Each NIC's running firmware (sysfs ``fw_ver``) against the version pinned for its PSID
+    (``board_id``) in ``firmware_versions``; without a pin, the NICs of one PSID on the node that
+    do not run the version most of them run."""
+    ignored = set(checks["ignore_devices"] or [])
+    pins = checks["firmware_versions"] or {}
+    by_psid = {}
+    for name, device in sorted((facts.get("devices") or {}).items()):
+        if name in ignored or not device.get("board_id") or not device.get("fw_ver"):
+            continue
+        by_psid.setdefault(device["board_id"], []).append((name, device["fw_ver"]))
+    for psid, nics in sorted(by_psid.items()):
+        if psid in pins:
+            for name, version in nics:
+                if version != pins[psid]:
+                    out.add("firmware", name, "%s (pinned for %s)" % (pins[psid], psid), version)
+            continue
+        counts = {}
+        for _name, version in nics:
+            counts[version] = counts.get(version, 0) + 1
+        if len(counts) < 2:
+            continue
+        common = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        for name, version in nics:
+            if version != common:
+                out.add("firmware", name, "%s (as %d of the node's %d %s NICs)" % (common, counts[common], len(nics), psid),
+                        version)
+
+
+def _nv_pending(out, nv, checks):
+    """NIC non-volatile values set and not yet current (``read_nv_pending``): a reset is owed."""
+    if not checks["nv_pending"] or not isinstance(nv, dict) or isinstance(nv.get("skipped"), str):
+        return
+    for name, seen in sorted(nv.items()):
+        for key, value in sorted(((seen or {}).get("pending") or {}).items()):
+            out.add("nv_pending", "%s %s" % (name, key), "%s current (set for next boot)" % value.get("next_boot"),
+                    "%s until a reboot or firmware reset" % value.get("current"))
 
 
 # the RDMA-CM default RoCE mode texts (drivers/infiniband/core/cache.c gid_type_str[])

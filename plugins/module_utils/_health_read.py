@@ -210,6 +210,42 @@ def derive_roce_modes(raw, facts):
                 for name, port in _ports(facts.get("devices") or {}) if port.get("link_layer") == "Ethernet") or None
 
 
+def read_nv_pending(module, devices):
+    """The NIC non-volatile values set and not yet current, one ``mlxconfig -d BDF -e query`` per
+    adapter (its lowest PCI function): ``{DEV: {"pending": {NAME: {current, next_boot}}}}`` or
+    ``{DEV: {"skipped": reason}}``; ``{"skipped": reason}`` when neither mlxconfig (NVIDIA MFT) nor
+    mstconfig (mstflint) is installed; None without a device with a PCI address. Read-only."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _mlxconfig
+    functions = sorted((d.get("pci_address"), name) for name, d in (devices or {}).items() if d.get("pci_address"))
+    if not functions:
+        return None
+    tool = module.get_bin_path("mlxconfig", required=False) or module.get_bin_path("mstconfig", required=False)
+    if not tool:
+        return {"skipped": "neither mlxconfig (NVIDIA MFT) nor mstconfig (mstflint) is installed"}
+    out, cards = {}, set()
+    for bdf, name in functions:
+        card = bdf.rsplit(".", 1)[0]
+        if card in cards:
+            continue
+        cards.add(card)
+        argv = [tool, "-d", bdf, "-e", "query"]
+        rc, text, err = run_tool(module, argv, check_rc=False)
+        try:
+            if rc != 0:
+                raise ValueError("rc=%s: %s" % (rc, "; ".join(_mlxconfig.errors((text or "") + "\n" + (err or "")))
+                                                or (err or text or "").strip()))
+            parsed = _mlxconfig.parse_query(text)
+            params = parsed[0]["params"] if parsed else {}
+        except ValueError as exc:
+            out[name] = {"skipped": "%s failed: %s" % (" ".join(argv[1:]), exc)}
+            continue
+        out[name] = {"pending": dict((key, {"current": v.get("current"), "next_boot": v.get("next_boot")})
+                                     for key, v in sorted(params.items())
+                                     if v.get("current") is not None and v.get("next_boot") is not None
+                                     and not _mlxconfig.same_value(v["current"], v["next_boot"]))}
+    return out
+
+
 def read_host(module, params):
     """The only I/O seam of rdma_health. ``params``: interval, state_file, sm, gdr, lossless,
     nccl_log (a path on the node), nccl_log_text."""
@@ -256,6 +292,7 @@ def read_host(module, params):
         except (ValueError, ToolError) as exc:
             raw["errors"].append({"tool": "gdr_readiness", "msg": str(exc)})
     raw["lldp"] = read_lossless(module, devices) if params.get("lossless", True) else None
+    raw["nv"] = read_nv_pending(module, devices) if params.get("nv", True) else None
     raw["rdma_cm_roce_mode"] = read_roce_modes(devices)
     raw["nccl_log"] = params.get("nccl_log_text")
     if raw["nccl_log"] is None and params.get("nccl_log"):
@@ -403,7 +440,7 @@ def derive(raw, window=21600, grace=600):
     lossless = derive_lossless(raw.get("lldp"), errors)
     facts["errors"] = list(facts.get("errors") or []) + errors
     observations = {"facts": facts, "ports": ports, "sm": raw.get("sm") or {}, "gdr": gdr, "nccl": nccl,
-                    "lossless": lossless, "rdma_cm_roce_mode": derive_roce_modes(raw, facts),
+                    "lossless": lossless, "rdma_cm_roce_mode": derive_roce_modes(raw, facts), "nv": raw.get("nv"),
                     "interval": round(elapsed, 3), "source": raw.get("source"),
                     "unknown_ipv4": unknown_ipv4 if unknown_ipv4.get("netdevs") else None}
     return observations, state

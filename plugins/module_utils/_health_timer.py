@@ -56,8 +56,8 @@ def run(config, module=None):
     module = module or NodeModule()
     host = config.get("host") or socket.gethostname()
     checks = config.get("checks") or {}
-    _health.merge_checks(checks)
-    params = {"interval": config.get("interval", 5), "state_file": config.get("state_file"),
+    merged = _health.merge_checks(checks)
+    params = {"interval": config.get("interval", 5), "state_file": config.get("state_file"), "nv": merged["nv_pending"],
               "sm": config.get("sm", True), "gdr": config.get("gdr", True),
               "lossless": config.get("lossless", True), "nccl_log": config.get("nccl_log")}
     params.update(flap_window=config.get("flap_window", 21600), boot_grace=config.get("boot_grace", 600))

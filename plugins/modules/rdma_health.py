@@ -19,7 +19,8 @@ description:
     tables, PCIe links, GPUs and port counters, C(ethtool -S) of every RoCE netdev, C(ibv_devinfo -v),
     C(ip -j addr show) (the RoCE netdevs' own IPv4 addresses, each of which needs a RoCE v2 GID),
     C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, the RDMA-CM default
-    RoCE mode of every RoCE port, an optional NCCL log) and returns the findings of the same checks the
+    RoCE mode of every RoCE port, the NIC non-volatile values set and not yet current (one C(mlxconfig -e query)
+    per adapter, where mlxconfig or mstconfig is installed and O(checks) keeps C(nv_pending)), an optional NCCL log) and returns the findings of the same checks the
     C(rdma.fabric.health_findings) filter runs.
   - The RDMA-CM default RoCE mode (check C(rdma_cm_roce_mode)) is read from the rdma_cm configfs,
     C(/sys/kernel/config/rdma_cm/<device>/ports/<port>/default_roce_mode); C(IB/RoCE v1) on a RoCE port is an
@@ -198,7 +199,7 @@ def main():
         if params[key] and not os.path.isabs(params[key]):
             module.fail_json(msg="%s=%r: expected an absolute path" % (key, params[key]))
     try:
-        _health.merge_checks(params["checks"], "checks")
+        merged = _health.merge_checks(params["checks"], "checks")
         # the NCCL log is read and parsed first: a bad one is refused before the node is read
         # (kept out of params: the invocation AnsibleModule returns must never hold the log's text)
         nccl_text = params["nccl_log_text"]
@@ -213,7 +214,7 @@ def main():
                 raw["nccl_log"] = nccl_text
             observations = _health_read.derive(raw, params["flap_window"], params["boot_grace"])[0]
         else:
-            raw, observations = _health_read.observe(module, dict(params, nccl_log_text=nccl_text),
+            raw, observations = _health_read.observe(module, dict(params, nccl_log_text=nccl_text, nv=merged["nv_pending"]),
                                                      save_state=not module.check_mode)
         findings = _health.judge(observations, params["checks"])
     except (ValueError, ToolError) as exc:
