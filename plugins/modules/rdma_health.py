@@ -20,8 +20,8 @@ description:
     C(ip -j addr show) (the RoCE netdevs' own IPv4 addresses, each of which needs a RoCE v2 GID),
     C(sminfo) for every active InfiniBand port, M(rdma.fabric.gdr_readiness)' inputs, the RDMA-CM default
     RoCE mode of every RoCE port, the NIC non-volatile values set and not yet current (one C(mlxconfig -e query)
-    per adapter, where mlxconfig or mstconfig is installed and O(checks) keeps C(nv_pending)), an optional NCCL log) and returns the findings of the same checks the
-    C(rdma.fabric.health_findings) filter runs.
+    per adapter, where mlxconfig or mstconfig is installed and O(checks) keeps C(nv_pending)), an optional
+    NCCL log) and returns the findings of the same checks the C(rdma.fabric.health_findings) filter runs.
   - The RDMA-CM default RoCE mode (check C(rdma_cm_roce_mode)) is read from the rdma_cm configfs,
     C(/sys/kernel/config/rdma_cm/<device>/ports/<port>/default_roce_mode); C(IB/RoCE v1) on a RoCE port is an
     error finding naming the device and port. The device's configfs group exists only after a C(mkdir)
