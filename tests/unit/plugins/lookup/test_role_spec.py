@@ -41,6 +41,8 @@ PLAY = """
     - {import_role: {name: rdma.fabric.rails, tasks_from: preflight}}
     # the fabric_test role's variables, and its preflight
     - {import_role: {name: rdma.fabric.fabric_test, tasks_from: preflight}}
+    # the nic_firmware role's variables
+    - {import_role: {name: rdma.fabric.nic_firmware, tasks_from: drift_spec}}
     - name: Every name, and the role_template text of a file, as the run sees them
       ansible.builtin.debug:
         msg:
@@ -190,7 +192,7 @@ def test_no_role_var_is_still_a_jinja_dict_of_role_variables():
 
 def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
     role_vars = {}
-    for role in ("roce_qos", "nccl_env", "gpudirect", "opensm", "health", "rails", "fabric_test"):
+    for role in ("roce_qos", "nccl_env", "gpudirect", "opensm", "health", "rails", "fabric_test", "nic_firmware"):
         with open(os.path.join(REPO, "roles", role, "vars", "main.yml")) as handle:
             role_vars.update(yaml.safe_load(handle))
     for name in NAMES:
