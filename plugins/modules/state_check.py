@@ -64,7 +64,7 @@ options:
         description: The module whose resource to check.
         type: str
         required: true
-        choices: [dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, node_files]
+        choices: [dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, mlxconfig, node_files]
       name:
         description: A label for the entry in the results (default the resource).
         type: str
@@ -83,7 +83,8 @@ options:
       options:
         description:
           - Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)); for
-            V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before).
+            V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before); for
+            V(mlxconfig), C(firmware=true) also reads each device's firmware version and PSID (C(flint q)).
           - Each a boolean; an option the module does not take here fails the entry.
         type: dict
 attributes:

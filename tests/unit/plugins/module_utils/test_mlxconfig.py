@@ -261,7 +261,8 @@ def test_split_value(text, expected):
     ("8", 8), ("Array[0..7]", "array[0..7]"),
 ])
 def test_same_value(a, b):
-    assert mc.same_value(a, b) and mc.same_value(b, a)
+    first, second = b, a
+    assert mc.same_value(a, b) and mc.same_value(first, second)
 
 
 @pytest.mark.parametrize("a, b", [
@@ -269,7 +270,8 @@ def test_same_value(a, b):
     ("ETH", "2"), ("ETH(2)", None),
 ])
 def test_not_same_value(a, b):
-    assert not mc.same_value(a, b) and not mc.same_value(b, a)
+    first, second = b, a
+    assert not mc.same_value(a, b) and not mc.same_value(first, second)
 
 
 def test_argv():

@@ -184,7 +184,9 @@ def test_mgr_generated(devices):
     assert len(parsed) == len(devices)
     for (typ, psid, fwv, rows, status), d in zip(devices, parsed):
         assert (d["device_type"], d["psid"], d["status"], d["base_mac"]) == (typ, psid, status, "0c42a1000000")
-        na = (lambda v: None if v == "N/A" else v)
+
+        def na(value):
+            return None if value == "N/A" else value
         assert d["versions"]["FW"] == {"current": fwv[0], "available": na(fwv[1])}
         for name, cur, av in rows:
             assert d["versions"][name] == {"current": cur, "available": na(av)}
