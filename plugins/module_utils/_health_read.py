@@ -239,10 +239,8 @@ def read_nv_pending(module, devices):
         except ValueError as exc:
             out[name] = {"skipped": "%s failed: %s" % (" ".join(argv[1:]), exc)}
             continue
-        out[name] = {"pending": dict((key, {"current": v.get("current"), "next_boot": v.get("next_boot")})
-                                     for key, v in sorted(params.items())
-                                     if v.get("current") is not None and v.get("next_boot") is not None
-                                     and not _mlxconfig.same_value(v["current"], v["next_boot"]))}
+        out[name] = {"pending": dict((key, {"current": params[key].get("current"), "next_boot": params[key].get("next_boot")})
+                                     for key in _mlxconfig.pending_of(params))}
     return out
 
 

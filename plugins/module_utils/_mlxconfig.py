@@ -343,3 +343,11 @@ def query_argv(device, names):
     for name in names:
         _check_name(name)
     return ["mlxconfig", "-d", device, "-e", "query"] + names
+
+
+def pending_of(params):
+    """The parameters of a parsed device (``parse_query``'s ``params``) whose Next Boot value
+    differs from the Current one: the firmware reset or reboot still owed."""
+    return sorted(name for name, value in params.items()
+                  if value.get("current") is not None and value.get("next_boot") is not None
+                  and not same_value(value["current"], value["next_boot"]))

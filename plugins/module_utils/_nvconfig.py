@@ -112,11 +112,7 @@ def display(name, want, printed):
     return want
 
 
-def pending_of(params):
-    """The parameters whose Next Boot differs from Current (the reset still owed)."""
-    return sorted(name for name, value in params.items()
-                  if value.get("current") is not None and value.get("next_boot") is not None
-                  and not _mlxconfig.same_value(value["current"], value["next_boot"]))
+pending_of = _mlxconfig.pending_of
 
 
 def read_boot_id():

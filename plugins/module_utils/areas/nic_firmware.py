@@ -133,7 +133,7 @@ def _mask(priorities):
     return sum(1 << int(p) for p in set(int(str(p), 0) for p in priorities))
 
 
-def params_for(port, link_layer, current, first_function=True):
+def params_for(port, link_layer, current):
     """The profile's parameters for the PCI function of port ``port`` (1, 2) whose link layer
     is ``link_layer`` (``Ethernet``, ``InfiniBand``): ``{NAME: value}``. Per-port parameters
     carry the function's port suffix; the PCIe ones are set on every function (the ordering is
@@ -206,7 +206,7 @@ def plan(facts, spec_):
         for index, (function, name, device) in enumerate(functions):
             ports = device.get("ports") or []
             link_layer = ports[0].get("link_layer") if ports else None
-            params = params_for(index + 1, link_layer, current, index == 0)
+            params = params_for(index + 1, link_layer, current)
             if params:
                 config.append({"device": name, "params": params})
     requests = []
