@@ -5,7 +5,9 @@
 systemd timer): the collection's own module_utils, deployed to the node, run by a three-line
 script. Reads with ``_health_read.read_host``, judges with ``_health.judge``, keeps the flap
 state and writes the Prometheus textfile with ``_report.prometheus_health``: the same code
-and metrics as ``rdma_health`` and ``health_report``.
+and metrics as ``rdma_health`` and ``health_report``, plus what only the node has: the raw port
+counters of the last sample (``_report.prometheus_port_counters``: Prometheus computes the
+rates) and the time of the last successful run.
 
 Config (JSON): {"host", "interval", "state_file", "flap_window", "boot_grace", "sm", "gdr",
 "lossless", "nccl_log", "checks", "textfile"}. Standard library only.
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _health, _health_read, _report
+from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats, _fileio, _health, _health_read, _report
 
 SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
@@ -51,8 +53,41 @@ class NodeModule(object):
         sys.stderr.write("warning: %s\n" % msg)
 
 
-def run(config, module=None):
-    """One check: returns (findings, textfile text)."""
+def last_counters(raw):
+    """{"DEV/N": {"sysfs": {name: int}, "ethtool": {name: int} or None}} of the last counter
+    sample; an ``ethtool -S`` that failed or does not parse is None (``_health_read.derive``
+    already reports it as a ``facts`` finding)."""
+    samples = raw.get("samples") or []
+    last = samples[-1] if samples else {}
+    ports = {}
+    for key, sysfs in sorted((last.get("sysfs") or {}).items()):
+        ports[key] = {"sysfs": sysfs or {}, "ethtool": None}
+    for key, text in sorted((last.get("ethtool") or {}).items()):
+        counters = None
+        if isinstance(text, str):
+            try:
+                counters = _ethtool_stats.parse(text, "ethtool -S output of %s" % key)
+            except ValueError:
+                counters = None
+        ports.setdefault(key, {"sysfs": {}})["ethtool"] = counters
+    return ports
+
+
+def port_netdevs(facts):
+    """{netdev: "DEV/N"} of the node's ports (the lossless checks name the netdev)."""
+    out = {}
+    for name, device in sorted(((facts or {}).get("devices") or {}).items()):
+        for port in device.get("ports") or []:
+            if port.get("netdev"):
+                out[port["netdev"]] = "%s/%s" % (name, port.get("port"))
+    return out
+
+
+def run(config, module=None, now=None):
+    """One check: returns (findings, textfile text). The text holds the findings and each
+    check's verdict (``_report.prometheus_health``), the raw port counters of the last sample
+    and, last, the time of this successful run (a run that raises writes nothing: the stale
+    timestamp is what alerts)."""
     module = module or NodeModule()
     host = config.get("host") or socket.gethostname()
     checks = config.get("checks") or {}
@@ -65,8 +100,15 @@ def run(config, module=None):
     findings = _health.judge(observations, checks)
     for finding in findings:
         finding["host"] = host
-    text = _report.prometheus_health(_report.sort_findings(findings), [host], [], time.time(), {"source": "timer"},
-                                     sorted(_health.CHECKS), {host: observations["ports"]})
+    now = time.time() if now is None else now
+    severities = dict((name, (merged["severity"] or {}).get(name, spec[0])) for name, spec in _health.CHECKS.items())
+    text = _report.prometheus_health(_report.sort_findings(findings), [host], [], now, {"source": "timer"},
+                                     sorted(_health.CHECKS), {host: observations["ports"]}, severities=severities,
+                                     netdevs={host: port_netdevs(observations.get("facts"))})
+    text += _report.prometheus_port_counters(host, last_counters(raw))
+    name = "rdma_fabric_health_timer_last_success_timestamp_seconds"
+    text += "\n".join(["# HELP %s When the node's health timer last ran to the end (Unix time)." % name,
+                       "# TYPE %s gauge" % name, '%s{host="%s"} %.3f' % (name, _report._label(host), now)]) + "\n"
     return findings, text
 
 
@@ -74,6 +116,7 @@ def main(argv):
     if len(argv) != 2 or argv[0] != "--config":
         sys.stderr.write("usage: rdma-fabric-health --config FILE\n")
         return 2
+    config = None
     try:
         config = json.loads(_fileio.read_text(argv[1], 4 * _fileio.MiB, what="config"))
         findings, text = run(config)
@@ -85,6 +128,12 @@ def main(argv):
     except (IOError, OSError, ValueError) as exc:
         sys.stderr.write("rdma-fabric-health: %s\n" % exc)
         return 1
+    finally:
+        # the node's drift check (_drift_timer: its own textfile), after the health check;
+        # a failure of either does not stop the other
+        if isinstance(config, dict) and isinstance(config.get("drift"), dict):
+            from ansible_collections.rdma.fabric.plugins.module_utils import _drift_timer
+            _drift_timer.main_block(config["drift"], host=config.get("host"))
     for finding in findings:
         sys.stderr.write("%s %s %s: expected %s, actual %s\n" % tuple(
             finding[k] for k in ("severity", "check", "subject", "expected", "actual")))

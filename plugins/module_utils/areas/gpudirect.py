@@ -32,7 +32,7 @@ import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _kernel_args, _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _kernel_args, _pcie_acs
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -273,6 +273,7 @@ def plan(facts, spec):
         requests.append({"resource": "node_files", "name": "ACS boot unit",
                          "config": {"files": result["files"], "units": units}})
     result["requests"] = requests
+    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
     return result
 
 

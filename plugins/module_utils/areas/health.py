@@ -22,17 +22,18 @@ __metaclass__ = type
 
 import json
 import math
+import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _health
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "health"
 PREFIX = "health_"
 OTHER_VARIABLES = ("inventory_hostname", "rdma_fabric_environment")
-FLAGS = ("check_sm", "check_gdr", "check_lossless", "timer")
+FLAGS = ("check_sm", "check_gdr", "check_lossless", "timer", "timer_drift")
 # the periodic check on the node: where the runner, its config and the module_utils go
 TIMER_DIR = "/usr/local/lib/rdma-fabric"
 TIMER_CONFIG = "/etc/rdma-fabric/health.json"
@@ -43,6 +44,10 @@ TIMER_FILES = (
     ("/etc/systemd/system/rdma-fabric-health.timer", "health/rdma-fabric-health.timer.j2", None),
 )
 TIMER_UNIT = "rdma-fabric-health.timer"
+# the node's drift check after each health run (_drift_timer): the specs the roles left
+# (_drift_spec.SPEC_DIR) and its textfile, next to health_timer_textfile
+DRIFT_SPEC_DIR = _drift_spec.SPEC_DIR
+DRIFT_TEXTFILE = "rdma_fabric_node_drift.prom"
 
 
 def settings(variables):
@@ -142,12 +147,23 @@ def read_args(settings):
     return args
 
 
+def drift_config(settings):
+    """The timer's ``drift`` entry (``_drift_timer``), None with ``health_timer_drift: false``."""
+    if not settings.get("timer_drift", True):
+        return None
+    textfile = posixpath.join(posixpath.dirname(settings["timer_textfile"]), DRIFT_TEXTFILE)
+    return {"spec_dir": DRIFT_SPEC_DIR, "textfile": textfile}
+
+
 def timer_config(settings):
     """The runner's JSON config (TIMER_CONFIG): what it hands _health_timer.run."""
     config = {"host": settings["host"], "interval": settings["interval"], "state_file": settings["state_file"],
               "flap_window": settings["flap_window"], "boot_grace": settings["boot_grace"],
               "sm": settings["check_sm"], "gdr": settings["check_gdr"], "lossless": settings["check_lossless"],
               "nccl_log": settings.get("nccl_log"), "checks": checks(settings), "textfile": settings["timer_textfile"]}
+    drift = drift_config(settings)
+    if drift:
+        config["drift"] = drift
     return json.dumps(config, indent=4, sort_keys=True, ensure_ascii=False)
 
 

@@ -33,7 +33,7 @@ import re
 
 
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_consistency
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
@@ -400,6 +400,7 @@ def plan(facts, spec):
                        "per_node": list(settings.get("fleet_per_node") or [])}
     result["requests"] = [{"resource": "node_files", "name": "NCCL files", "options": {"content": True},
                            "config": {"files": files, "units": []}}] if files else []
+    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
     return result
 
 

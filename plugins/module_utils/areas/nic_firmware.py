@@ -28,6 +28,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec
 from ansible_collections.rdma.fabric.plugins.module_utils._bdf import parse_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -215,7 +216,7 @@ def plan(facts, spec_):
                          "config": config, "options": {"firmware": bool(current.get("read_firmware"))}})
     versions = dict(current.get("versions") or {})
     return {"config": config, "devices": [n for n, _d in chosen], "requests": requests, "errors": errors,
-            "versions": versions}
+            "versions": versions, "drift_spec": _drift_spec.node_files(NAME, spec_)}
 
 
 def judge(versions):

@@ -38,7 +38,7 @@ import math
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _guid, _ibstat, _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _guid, _ibstat, _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, PlanError, check_name
 from ansible_collections.rdma.fabric.plugins.module_utils._guid import normalize_guid
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -961,7 +961,9 @@ def plan(facts, spec):
               "config_file": family["config_file"], "guid": guid, "port": port, "priority": spec["priority"],
               "role": values["role"], "files": [], "units": units, "ports_needed": False,
               "sm_expected": {"guid": guid, "role": values["role"], "priority": spec["priority"]},
-              "install": False, "change": None, "reasons": [], "requests": []}
+              "install": False, "change": None, "reasons": [], "requests": [],
+              # the spec the node's own drift check reads (_drift_spec: 0600, it holds the keys)
+              "drift_spec": _drift_spec.node_files(NAME, spec)}
     if not guid:
         # discovery before ibstat was read (the packages that bring it may not be installed
         # yet): the install decision only

@@ -28,7 +28,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _dscp, _lldp_dcb, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _drift_spec, _dscp, _lldp_dcb, _mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
 from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError, check_name, sysfs_root
 from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
@@ -502,6 +502,8 @@ def plan(facts, spec):
         result["boot_applier"] = {"files": files, "units": list(spec.get("units") or [])}
         requests.append({"resource": "node_files", "name": "boot applier", "config": result["boot_applier"]})
     result["requests"] = requests
+    # the spec the node's own drift check reads (_drift_spec: the file the role leaves)
+    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
     return result
 
 
