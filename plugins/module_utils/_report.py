@@ -15,9 +15,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _fileio
+from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _health
 
 RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
 # health findings (rdma.fabric.rdma_health, the health_findings filter)
@@ -103,8 +104,12 @@ def sort_findings(findings):
 
 # --------------------------------------------------------------------------- writers
 def cell(value):
-    """A value as one table cell / label: strings as they are, the rest as compact JSON."""
+    """A value as one table cell / label, always one line: strings as they are with their line
+    breaks folded into ``; `` (a tool's multi-line error would break the table's rows), the
+    rest as compact JSON (which escapes them)."""
     if isinstance(value, str):
+        if "\n" in value or "\r" in value:
+            return "; ".join(line.strip() for line in re.split(r"[\r\n]+", value) if line.strip())
         return value
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
@@ -225,16 +230,70 @@ def _run_series(prefix, hosts, unreachable_hosts, timestamp, info):
             "%s_info{%s} 1" % (prefix, ",".join('%s="%s"' % (k, _label(info[k])) for k in sorted(info)))]
 
 
-# rdma_health port rates exported per port (name in the module's ``ports[].rates``)
-RATE_SERIES = ("rx_pause", "tx_pause", "cnp_sent", "cnp_handled", "rx_discards_phy", "symbol_errors", "link_downed")
+# Checks whose findings name one port (``DEV port N ...``, or the port's netdev for the lossless
+# checks): their verdict is exported per port, 0 for every port observed. The other checks'
+# verdicts are per host (subject: the host).
+PORT_CHECKS = ("link", "rate", "counters", "pfc_storm", "ecn", "discards", "symbol_errors", "flap", "gid_table",
+               "gid_ipv4", "sm", "sm_master", "sm_priority", "lossless_agreement", "lossless_unverified",
+               "rdma_cm_roce_mode")
+_PORT_SUBJECT = re.compile(r"(?P<device>[^\s/]+) port (?P<port>\d+)(?:\s|\Z)")
+
+
+def _series(name, labels, value):
+    """One sample line: ``name{k="v",...} value`` (labels in the given order, escaped)."""
+    return "%s{%s} %s" % (name, ",".join('%s="%s"' % (k, _label(v)) for k, v in labels), value)
+
+
+def _family(name, kind, text):
+    return ["# HELP %s %s" % (name, text), "# TYPE %s %s" % (name, kind)]
+
+
+def _verdict_key(finding, netdevs):
+    """(subject, device, port) of a finding: its port when the subject names one (``DEV port N``,
+    or a netdev of ``netdevs`` {netdev: "DEV/N"} first), else the host."""
+    match = _PORT_SUBJECT.match(finding.get("subject") or "")
+    if match:
+        device, port = match.group("device"), match.group("port")
+    else:
+        key = (netdevs or {}).get((finding.get("subject") or "").split(" ")[0])
+        if not key:
+            return finding["host"], "", ""
+        device, port = key.split("/", 1)
+    return "%s port %s" % (device, port), device, port
+
+
+def check_verdicts(findings, checked_hosts, checks, ports=None, severities=None, netdevs=None):
+    """{(host, check, subject, device, port, severity): 0 or 1}: every check of ``checks`` on
+    every host checked, 0 when healthy: per port observed for PORT_CHECKS (``ports``: {host:
+    {"DEV/N": ...}}), else per host, at the check's severity (``severities`` {check: severity},
+    else ``_health.CHECKS``' default, else error); 1 for each (check, subject) with a finding (at
+    the finding's severity). ``netdevs``: {host: {netdev: "DEV/N"}}, to place the lossless
+    checks' findings (subject: the netdev) on their port."""
+    rows = {}
+    for host in checked_hosts:
+        observed = sorted((ports or {}).get(host) or {})
+        for check in checks:
+            severity = (severities or {}).get(check) or _health.CHECKS.get(check, ("error",))[0]
+            if check in PORT_CHECKS and observed:
+                for key in observed:
+                    device, port = key.split("/", 1)
+                    rows[(host, check, "%s port %s" % (device, port), device, port, severity)] = 0
+            else:
+                rows[(host, check, host, "", "", severity)] = 0
+    for finding in findings:
+        subject, device, port = _verdict_key(finding, (netdevs or {}).get(finding["host"]))
+        rows[(finding["host"], finding["check"], subject, device, port, finding["severity"])] = 1
+    return rows
 
 
 def prometheus_health(findings, checked_hosts, unreachable_hosts, timestamp, info, checks, ports=None,
-                      prefix="rdma_fabric_health"):
+                      prefix="rdma_fabric_health", severities=None, netdevs=None):
     """Prometheus textfile of health findings: per host, check and severity the number of
     findings (0 for every check of ``checks`` on a host checked, so alerts resolve), per host,
-    port and check the findings of that port, per port the sampled rates (per second), then
-    the run series. ``ports``: {host: rdma_health ``ports``}. No timestamps."""
+    port and check the findings of that port, each check's verdict (``check_verdicts``: 1
+    failing, 0 healthy) per port or host, then the run series. ``ports``: {host: rdma_health
+    ``ports``}. Rates are Prometheus' to compute: the node timer exports the raw counters
+    (``prometheus_port_counters``). No timestamps."""
     counts = {}
     for host in checked_hosts:
         for check in checks:
@@ -262,16 +321,83 @@ def prometheus_health(findings, checked_hosts, unreachable_hosts, timestamp, inf
             for check in sorted(set(c for h, p, c in per_port if h == host and p == port)):
                 out.append('%s_port_findings{host="%s",port="%s",check="%s"} %d' % (
                     prefix, _label(host), _label(port), _label(check), per_port[(host, port, check)]))
-    out += ["# HELP %s_port_rate Counter increase per second over the sampling interval." % prefix,
-            "# TYPE %s_port_rate gauge" % prefix]
-    for host in sorted(ports or {}):
-        for port in sorted(ports[host] or {}):
-            rates = (ports[host][port] or {}).get("rates") or {}
-            for name in RATE_SERIES:
-                if name in rates:
-                    out.append('%s_port_rate{host="%s",port="%s",counter="%s"} %s' % (
-                        prefix, _label(host), _label(port), name, repr(float(rates[name]))))
+    out += _family("%s_check_failing" % prefix, "gauge",
+                   "1 when the check fails on the subject (a port, or the host), 0 when it passed.")
+    verdicts = check_verdicts(findings, checked_hosts, checks, ports, severities, netdevs)
+    for key in sorted(verdicts):
+        out.append(_series("%s_check_failing" % prefix,
+                           zip(("host", "check", "subject", "device", "port", "severity"), key), verdicts[key]))
     return "\n".join(out + _run_series(prefix, sorted(checked_hosts), unreachable_hosts, timestamp, info)) + "\n"
+
+
+# The raw port counters the node timer exports (``prometheus_port_counters``), those the health
+# checks judge and node_exporter does not export: ethtool -S (RoCE netdevs) and the RDMA
+# hw_counters (node_exporter's infiniband collector reads counters/, not hw_counters/).
+# (family, source, counter name or pattern, unit divisor, help)
+_PRIO_COUNTER = re.compile(r"(?P<direction>rx|tx)_prio(?P<priority>[0-7])_pause(?P<duration>_duration)?\Z")
+_DISCARDS = re.compile(r"(?P<direction>rx|tx)_discards_phy\Z")
+_STORM = re.compile(r"tx_pause_storm_(?P<level>warning|error)_events\Z")
+PORT_COUNTERS = (
+    ("pause_frames_total", "PFC pause frames per priority and direction (ethtool -S rx_prioN_pause, tx_prioN_pause)."),
+    ("pause_duration_seconds_total", "Time paused per priority and direction (ethtool -S rx_prioN_pause_duration, "
+                                     "tx_prioN_pause_duration, microseconds, as seconds)."),
+    ("pause_storm_events_total", "NIC PFC storm prevention events (ethtool -S tx_pause_storm_warning_events, "
+                                 "tx_pause_storm_error_events)."),
+    ("discards_total", "Packets the port discarded, per direction (ethtool -S rx_discards_phy, tx_discards_phy)."),
+    ("cnp_sent_total", "Congestion notification packets sent: notification point (hw_counters/np_cnp_sent)."),
+    ("cnp_handled_total", "Congestion notification packets handled: reaction point (hw_counters/rp_cnp_handled)."),
+    ("ecn_marked_packets_total", "ECN-marked RoCE packets received (hw_counters/np_ecn_marked_roce_packets)."),
+)
+
+
+def port_counter_samples(host, key, sysfs, ethtool):
+    """[(family, labels, value)] of one port ``DEV/N``: ``sysfs`` its counters/ and hw_counters/
+    {name: int}, ``ethtool`` its ``ethtool -S`` {name: int} (None on InfiniBand)."""
+    device, port = key.split("/", 1)
+    base = [("host", host), ("device", device), ("port", port)]
+    out = []
+    for name, value in sorted((ethtool or {}).items()):
+        match = _PRIO_COUNTER.match(name)
+        if match:
+            labels = base + [("priority", match.group("priority")), ("direction", match.group("direction"))]
+            if match.group("duration"):
+                out.append(("pause_duration_seconds_total", labels, value / 1e6))
+            else:
+                out.append(("pause_frames_total", labels, value))
+            continue
+        match = _DISCARDS.match(name)
+        if match:
+            out.append(("discards_total", base + [("direction", match.group("direction"))], value))
+            continue
+        match = _STORM.match(name)
+        if match:
+            out.append(("pause_storm_events_total", base + [("level", match.group("level"))], value))
+    for family, name in (("cnp_sent_total", "np_cnp_sent"), ("cnp_handled_total", "rp_cnp_handled"),
+                         ("ecn_marked_packets_total", "np_ecn_marked_roce_packets")):
+        if (sysfs or {}).get(name) is not None:
+            out.append((family, base, sysfs[name]))
+    return out
+
+
+def prometheus_port_counters(host, ports, prefix="rdma_fabric_port"):
+    """Prometheus text of the raw port counters (``PORT_COUNTERS``, ``_total`` counters, labels
+    host, device, port as node_exporter's ``node_infiniband_*{device,port}``, and priority /
+    direction / level where the counter has them). ``ports``: {"DEV/N": {"sysfs": {...},
+    "ethtool": {...}}} of one sample. Families without a sample are left out."""
+    by_family = {}
+    for key in sorted(ports or {}):
+        entry = ports[key] or {}
+        for family, labels, value in port_counter_samples(host, key, entry.get("sysfs"), entry.get("ethtool")):
+            by_family.setdefault(family, []).append((labels, value))
+    out = []
+    for family, text in PORT_COUNTERS:
+        if family not in by_family:
+            continue
+        name = "%s_%s" % (prefix, family)
+        out += _family(name, "counter", text)
+        out += [_series(name, labels, repr(float(value)) if isinstance(value, float) else "%d" % value)
+                for labels, value in by_family[family]]
+    return "\n".join(out) + "\n" if out else ""
 
 
 def write_atomic(path, text, mode=0o644):

@@ -64,9 +64,18 @@ def test_writers_on_findings():
     assert 'rdma_fabric_health_findings{host="sick",check="pfc_storm",severity="error"} 1' in lines
     assert 'rdma_fabric_health_findings{host="clean",check="pfc_storm",severity="error"} 0' in lines
     assert 'rdma_fabric_health_port_findings{host="sick",port="mlx5_0/1",check="pfc_storm"} 1' in lines
-    assert 'rdma_fabric_health_port_rate{host="clean",port="mlx5_0/1",counter="cnp_sent"} 1.5' in lines
+    # each check's verdict per port observed (0 when healthy), the rates left to Prometheus
+    assert 'rdma_fabric_health_check_failing{host="sick",check="pfc_storm",subject="mlx5_0 port 1",device="mlx5_0",' \
+        'port="1",severity="error"} 1' in lines
+    assert 'rdma_fabric_health_check_failing{host="clean",check="pfc_storm",subject="mlx5_0 port 1",device="mlx5_0",' \
+        'port="1",severity="error"} 0' in lines
+    assert 'rdma_fabric_health_check_failing{host="clean",check="gdr",subject="clean",device="",port="",' \
+        'severity="error"} 0' in lines
+    assert not any("_port_rate" in line for line in lines)
     assert "rdma_fabric_health_hosts_checked 2" in lines and "rdma_fabric_health_hosts_unreachable 0" in lines
-    assert not any(line and not line.startswith("#") and len(line.split()) != 2 for line in lines)   # no timestamps
+    # no timestamps: one value after the name and labels (label values may hold spaces)
+    assert not any(line and not line.startswith("#") and len(line.rsplit("}", 1)[-1].split()) != (1 if "}" in line else 2)
+                   for line in lines)
 
 
 LLDPAD = "lldpad is not running (lldptool -t -n -i eth0: ...): the switch's PFC/ETS/APP TLVs cannot be read"
