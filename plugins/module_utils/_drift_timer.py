@@ -77,6 +77,7 @@ def check_module():
 
     class CheckModule(NodeModule):
         check_mode = True
+        _diff = False
 
         def run_command(self, argv, environ_update=None, check_rc=False, **kwargs):
             return NodeModule.run_command(self, argv, environ_update=environ_update, check_rc=check_rc)
