@@ -16,7 +16,7 @@ export PY_COLORS=0
 
 CORE_LOWEST=2.16.19
 # What the unit tests import besides ansible-core, pinned as in requirements.txt.
-UNIT_DEPS=(pytest hypothesis jinja2 netaddr)
+UNIT_DEPS=(pytest hypothesis jinja2 netaddr prometheus-client)
 
 minor=${CORE_LOWEST%.*}
 claimed=$(sed -n "s/^requires_ansible: *'\(.*\)'.*/\1/p" meta/runtime.yml)

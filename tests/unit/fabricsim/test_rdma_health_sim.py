@@ -215,8 +215,13 @@ def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, t
     assert 'rdma_fabric_health_findings{host="node1",check="gdr",severity="error"} 1' in lines
     assert 'rdma_fabric_health_findings{host="node1",check="ecn",severity="warning"} 0' in lines
     assert 'rdma_fabric_health_port_findings{host="node1",port="mlx5_0/1",check="pfc_storm"} 1' in lines
-    rate = [l for l in lines if l.startswith('rdma_fabric_health_port_rate{host="node1",port="mlx5_0/1",counter="rx_pause"}')]
-    assert rate and float(rate[0].split()[-1]) > 1000
+    assert 'rdma_fabric_health_check_failing{host="node1",check="pfc_storm",subject="mlx5_0 port 1",device="mlx5_0",' \
+        'port="1",severity="error"} 1' in lines
+    # the raw counters for Prometheus to rate: the storm's priority-3 pause frames on mlx5_0 port 1
+    pause = [l for l in lines if l.startswith('rdma_fabric_port_pause_frames_total{host="node1",device="mlx5_0",port="1",'
+                                              'priority="3",direction="rx"}')]
+    assert pause and float(pause[0].split()[-1]) > 1000
+    assert any(l.startswith('rdma_fabric_health_timer_last_success_timestamp_seconds{host="node1"} ') for l in lines)
 
 
 def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):
