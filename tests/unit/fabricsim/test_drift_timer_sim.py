@@ -70,6 +70,10 @@ def _converge(monkeypatch, sim, spec, spec_dir):
     return plan
 
 
+def _key(records):
+    return sorted((r["area"], r["object"], r["setting"], repr(r["expected"]), repr(r["actual"])) for r in records)
+
+
 def _series(text, name):
     return dict((tuple(sorted(re.findall(r'(\w+)="([^"]*)"', labels))), float(value))
                 for labels, value in re.findall(r"^%s\{([^}]*)\} (\S+)$" % name, text, re.M))
@@ -106,8 +110,7 @@ def test_converged_is_zero_a_change_behind_ansibles_back_is_the_drift_checks_rec
     assert sim.qos(ports[0]) == before and sim.sysfs("class/net/%s/ecn/roce_np/enable/3" % ports[1]).strip() == "0"
     # the controller's drift check (state_check with the same spec) names the same settings
     check = _run(monkeypatch, sim, state_check.main, {"areas": {"roce_qos": spec}, "host": "gpu-01"}, True)
-    key = lambda rs: sorted((r["area"], r["object"], r["setting"], repr(r["expected"]), repr(r["actual"])) for r in rs)
-    assert key(records) == key(check["drift_records"])
+    assert _key(records) == _key(check["drift_records"])
 
 
 def test_a_spec_it_cannot_use_is_an_error_series_never_a_crash(sim, monkeypatch, tmp_path):

@@ -18,7 +18,6 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as
 from ansible_collections.rdma.fabric.tests.unit.plugins import test_drift_node_plan as node_plan
 from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_gpudirect as gpudirect_tests
 from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_nccl_env as nccl
-from ansible_collections.rdma.fabric.tests.unit.plugins.filter.test_area_nccl_env import facts  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_opensm as opensm_tests
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -63,13 +62,23 @@ def test_the_opensm_spec_keeps_its_key_in_a_root_only_file():
     assert key and key in entry["content"] and entry["mode"] == "0600"
 
 
-def test_nccl_env_and_nic_firmware_plans_leave_their_spec(facts):
+@pytest.fixture
+def nccl_facts(tmp_path, monkeypatch):
+    """rdma_facts of the nccl_env tests' node (test_area_nccl_env's facts)."""
+    nccl.host_sysfs(tmp_path, monkeypatch)
+    subsets = set(nccl.rf.SUBSETS)
+    raw = {"devices": nccl.rf.read_rdma_sysfs(subsets), "topo_text": nccl.TOPO_TEXT, "gpu_list": None,
+           "gpu_pci": {}, "errors": []}
+    return nccl.rf.derive(raw, subsets)
+
+
+def test_nccl_env_and_nic_firmware_plans_leave_their_spec(nccl_facts):
     from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_nic_firmware as nf
     spec = nf._defaults()
     plan = area_plan(nf._facts(("mlx5_0", "0000:17:00.0", "Ethernet")), "nic_firmware", spec)
     assert _drift_spec.load(plan["drift_spec"]["files"][0]["content"], "nic_firmware")[0] == _json(spec)
     spec = nccl.spec()
-    plan = area_plan({"rdma": facts}, "nccl_env", spec)
+    plan = area_plan({"rdma": nccl_facts}, "nccl_env", spec)
     assert plan["files"]
     assert _drift_spec.load(plan["drift_spec"]["files"][0]["content"], "nccl_env")[0] == _json(spec)
 
