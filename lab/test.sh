@@ -3,6 +3,7 @@
 #   lab/test.sh all              deps, venv, image, unit and sanity on the highest and lowest ansible-core (two at
 #                                once), build, galaxy, lint, docs, ee, molecule (all scenarios)
 #   lab/test.sh unit|sanity|lint|build
+#   lab/test.sh rules            the Prometheus alert pack: promtool check rules and its unit tests (tests/prometheus)
 #   lab/test.sh core             unit and sanity on the lowest ansible-core meta/runtime.yml claims (lab/core-matrix.sh)
 #   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
@@ -79,6 +80,14 @@ run_sanity() {
   (cd "$dest" && HOME="$home" "$svenv/bin/ansible-test" sanity --venv --python 3.11 --color no)
 }
 
+run_rules() {
+  # extensions/prometheus/*.rules.yml with the real promtool (Debian's prometheus, lab/install-deps.sh):
+  # the rules load, and every alert fires and stays silent where tests/prometheus/*.test.yml says
+  command -v promtool >/dev/null \
+    || { echo "rules: promtool not found: install Debian's prometheus package (lab/install-deps.sh)"; return 1; }
+  promtool check rules extensions/prometheus/*.rules.yml && promtool test rules tests/prometheus/*.test.yml
+}
+
 run_lint() {
   yamllint -s . && ansible-lint --profile production -q
 }
@@ -140,6 +149,7 @@ case "$what" in
   all)
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
+    stage rules run_rules
     # unit tests and ansible-test sanity on the highest (pinned) and the lowest claimed
     # ansible-core, two at once: each is one busy core
     stage "unit + lowest-core sanity" both run_unit "lab/core-matrix.sh sanity"
@@ -154,6 +164,7 @@ case "$what" in
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
   lint) stage lint run_lint ;;
+  rules) stage rules run_rules ;;
   build) stage build run_build ;;
   galaxy) stage galaxy lab/galaxy.sh ;;
   core) stage "lowest ansible-core" lab/core-matrix.sh ;;
@@ -172,6 +183,6 @@ case "$what" in
     stage image lab/image.sh
     stage bench "$top/lab/bench.sh"
     ;;
-  *) echo "usage: $0 all|unit|sanity|lint|build|galaxy|core|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 all|unit|sanity|rules|lint|build|galaxy|core|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
 esac
 report
