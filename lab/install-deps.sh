@@ -7,6 +7,8 @@ PACKAGES=(
   podman runc debootstrap uidmap slirp4netns fuse-overlayfs rsync make
   # real OpenSM and infiniband-diags on an ibsim fabric (opensm_ha scenario)
   opensm infiniband-diags ibsim-utils libumad2sim0
+  # promtool (lab/test.sh rules: the alert pack and its tests) and node_exporter (the health scenario's textfiles)
+  prometheus prometheus-node-exporter
 )
 
 die() { echo "install-deps: $*" >&2; exit 1; }
