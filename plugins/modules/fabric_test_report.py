@@ -24,7 +24,9 @@ description:
   - C(fabric_test-junit.xml) one testcase per host and check, one failure per finding, a C(<skipped/>)
     testcase per check that could not run;
   - C(rdma_fabric_fabric_test.prom) C(rdma_fabric_fabric_test_findings{host,check,severity}) (0 for the checks
-    of a host that passed them, so alerts resolve), C(rdma_fabric_fabric_test_hosts_checked) and the run series.
+    of a host that passed them, so alerts resolve), each check's verdict per host
+    C(rdma_fabric_fabric_test_check_failing{host,check,subject,device,port,severity}) (0 when passed),
+    C(rdma_fabric_fabric_test_hosts_checked) and the run series.
   - Fails only with O(fail_on=error); the role fails each node that does not pass on its own.
 extends_documentation_fragment:
   - rdma.fabric.reports

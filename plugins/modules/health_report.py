@@ -28,7 +28,9 @@ description:
     check also failed on other objects of that host);
   - C(rdma_fabric_health.prom) C(rdma_fabric_health_findings{host,check,severity}) (0 for checks
     without findings), C(rdma_fabric_health_port_findings{host,port,check}),
-    C(rdma_fabric_health_port_rate{host,port,counter}), C(rdma_fabric_health_hosts_checked),
+    each check's verdict C(rdma_fabric_health_check_failing{host,check,subject,device,port,severity})
+    (per port observed for the port checks, per host for the others; 0 when healthy),
+    C(rdma_fabric_health_hosts_checked),
     C(rdma_fabric_health_hosts_unreachable), C(rdma_fabric_health_last_run_timestamp_seconds)
     and C(rdma_fabric_health_info).
   - Fails on any finding of severity V(error) (O(fail_on)), so the run's exit code is non-zero.
