@@ -202,9 +202,25 @@ def merge_checks(checks, field=None):
 
 
 class _Findings(object):
-    def __init__(self, checks):
+    """The findings of one judging and, when ``unknown_skips``, the checks it could not run
+    for want of a value (``skips``, each {check, subject, reason}): rdma_health's observations
+    have a skipped-checks report; the gate's bare rdma facts have none, so there an unread
+    value stays a finding (a node is let in on what was seen, never on what was not)."""
+
+    def __init__(self, checks, unknown_skips=False):
         self.items = []
+        self.skips = []
+        self.unknown_skips = unknown_skips
         self.severity = checks["severity"] or {}
+
+    def skip(self, check, subject, reason):
+        """A check not run for a value that was not read; ports of one check and reason are
+        merged into one entry (subjects joined), in the order first met."""
+        for entry in self.skips:
+            if entry["check"] == check and entry["reason"] == reason:
+                entry["subject"] += ", " + subject
+                return
+        self.skips.append({"check": check, "subject": subject, "reason": reason})
 
     def add(self, check, subject, expected, actual, severity=None, diagnosis=None, remedy=None):
         default, diagnosis_, remedy_ = CHECKS[check]
@@ -246,6 +262,11 @@ def _num(value):
 
 def judge(observations, checks=None):
     """Findings (empty = healthy) for rdma facts or rdma_health observations."""
+    return _judged(observations, checks).items
+
+
+def _judged(observations, checks=None):
+    """The :class:`_Findings` of rdma facts or rdma_health observations."""
     if not isinstance(observations, dict):
         raise HealthError("the input must be ansible_facts.rdma (rdma_facts) or rdma_health's observations")
     if "facts" in observations:
@@ -258,7 +279,8 @@ def judge(observations, checks=None):
     if not isinstance(facts.get("devices"), dict):
         raise HealthError("facts.devices: missing; the input must come from rdma_facts or rdma_health")
     checks = merge_checks(checks)
-    out = _Findings(checks)
+    # rdma_health's observations (they hold "facts") report what could not be judged
+    out = _Findings(checks, unknown_skips="facts" in observations)
     # with sampled ports, symbol errors and link downs are judged as deltas (rates, flaps),
     # not as values counted since boot
     _basics(out, facts, checks, ("symbol_error", "link_downed") if obs.get("ports") else ())
@@ -270,7 +292,7 @@ def judge(observations, checks=None):
     _roce_modes(out, facts, obs.get("rdma_cm_roce_mode"), checks)
     _firmware(out, facts, checks)
     _nv_pending(out, obs.get("nv"), checks)
-    return out.items
+    return out
 
 
 def skipped(observations, checks=None):
@@ -302,6 +324,9 @@ def skipped(observations, checks=None):
                     reasons.setdefault(seen["skipped"], []).append(name)
             out.extend({"check": "nv_pending", "subject": ", ".join(names), "reason": reason}
                        for reason, names in sorted(reasons.items()))
+    # the ports whose state, rate or SM LID was not read (the judge's own skips)
+    if isinstance(facts.get("devices"), dict):
+        out.extend(_judged(observations, checks).skips)
     return out
 
 
@@ -433,8 +458,13 @@ def _basics(out, facts, checks, as_deltas=()):
         nic_spec = _model_spec(checks["nic_models"], device.get("hca_type"))
         for port in device.get("ports") or []:
             subject = port_subject(name, port)
-            if port.get("state") != "ACTIVE" or port.get("phys_state") != "LinkUp":
-                out.add("link", subject, "ACTIVE/LinkUp", "%s/%s" % (port.get("state"), port.get("phys_state")))
+            if port.get("state") is None and out.unknown_skips:
+                out.skip("link", subject, UNREAD_STATE)
+                continue
+            # a logical ACTIVE needs a physical LinkUp: an unread phys_state of an ACTIVE port is no finding
+            if port.get("state") != "ACTIVE" or port.get("phys_state") not in ("LinkUp", None):
+                out.add("link", subject, "ACTIVE/LinkUp", "%s/%s" % (_known(port.get("state")),
+                                                                     _known(port.get("phys_state"))))
                 continue
             wanted = checks["min_rate_gbps"]
             if wanted is None and name in rail_devices:
@@ -443,7 +473,10 @@ def _basics(out, facts, checks, as_deltas=()):
                 wanted = nic_spec.get("min_rate_gbps")
             if wanted is None:
                 wanted = fastest.get((device.get("hca_type"), port.get("link_layer")))
-            if wanted is not None and port.get("rate_gbps") is not None and port["rate_gbps"] < wanted:
+            if wanted is not None and port.get("rate_gbps") is None and out.unknown_skips:
+                out.skip("rate", subject, "the port's rate was not read (sysfs ports/N/rate): not judged "
+                                          "against >= %s Gb/s" % _num(wanted))
+            elif wanted is not None and port.get("rate_gbps") is not None and port["rate_gbps"] < wanted:
                 out.add("rate", subject, ">= %s Gb/s" % _num(wanted), "%s Gb/s" % _num(port["rate_gbps"]))
             if "counters" in subsets:
                 counters = port.get("counters") or {}
@@ -456,15 +489,22 @@ def _basics(out, facts, checks, as_deltas=()):
     expected_ports = checks["expected_ports"] if checks["expected_ports"] is not None else gpu_spec.get("ports")
     if expected_ports is not None and gpus:
         floor = checks["min_rate_gbps"] if checks["min_rate_gbps"] is not None else gpu_spec.get("min_rate_gbps")
-        good = []
+        good, unknown = [], []
         for name in sorted(rail_devices - ignored):
             for port in (devices.get(name) or {}).get("ports") or []:
+                where = "%s/%s" % (name, port.get("port"))
                 if port.get("state") == "ACTIVE" and (floor is None or (port.get("rate_gbps") or 0) >= floor):
-                    good.append("%s/%s" % (name, port.get("port")))
-        if len(good) < expected_ports:
-            out.add("ports", "rail ports (%s)" % (gpu_model or "GPU node"),
-                    "%d ACTIVE%s" % (expected_ports, " at >= %s Gb/s" % _num(floor) if floor else ""),
-                    "%d (%s)" % (len(good), ", ".join(good) or "none"))
+                    good.append(where)
+                elif port.get("state") is None or (port.get("state") == "ACTIVE" and port.get("rate_gbps") is None):
+                    unknown.append(where)
+        subject = "rail ports (%s)" % (gpu_model or "GPU node")
+        wanted = "%d ACTIVE%s" % (expected_ports, " at >= %s Gb/s" % _num(floor) if floor else "")
+        if len(good) < expected_ports <= len(good) + len(unknown) and out.unknown_skips:
+            out.skip("ports", subject, "%s: %d seen (%s), %s not read (state or rate)"
+                     % (wanted, len(good), ", ".join(good) or "none", ", ".join(unknown)))
+        elif len(good) < expected_ports:
+            out.add("ports", subject, wanted, "%d (%s)%s" % (len(good), ", ".join(good) or "none",
+                                                             "; not read: %s" % ", ".join(unknown) if unknown else ""))
 
     if checks["pcie"] and "pci" in subsets:
         for gpu in gpus:
@@ -483,6 +523,15 @@ def _basics(out, facts, checks, as_deltas=()):
                 gpu.get("numa_node") is not None and nic_numa is not None and gpu["numa_node"] != nic_numa):
             out.add("numa", "%s -> %s" % (gpu.get("name"), rail["device"]), "GPU and NIC on one NUMA node",
                     "GPU on %s, NIC on %s (%s)" % (gpu.get("numa_node"), nic_numa, rail.get("relation")))
+
+
+UNREAD_STATE = ("the port state was not read (sysfs ports/N/state): no check that needs an ACTIVE port "
+                "(link, rate, counter rates, subnet manager, lossless agreement) is judged")
+
+
+def _known(value):
+    """A read value as text; an unread one (None) as 'unknown'."""
+    return "unknown" if value is None else value
 
 
 def _port_views(facts, ports, ignored):
@@ -562,17 +611,22 @@ def _subnet_manager(out, facts, sm, checks):
         if name in ignored:
             continue
         for port in device.get("ports") or []:
+            # an unread state: the link check's skip names the SM among what is not judged
             if port.get("link_layer") != "InfiniBand" or port.get("state") != "ACTIVE":
                 continue
             subject = port_subject(name, port)
             answer = sm.get("%s/%s" % (name, port.get("port")))
-            if not port.get("sm_lid"):
-                out.add("sm", subject, "an SM LID", "SM lid %s" % port.get("sm_lid"))
+            if port.get("sm_lid") is None and answer is None and out.unknown_skips:
+                out.skip("sm", subject, "the port's SM LID was not read (sysfs ports/N/sm_lid) and sminfo was not "
+                                        "run: its subnet manager is not judged")
+                continue
+            if port.get("sm_lid") == 0 or (answer is None and not port.get("sm_lid")):
+                out.add("sm", subject, "an SM LID", "SM lid %s" % _known(port.get("sm_lid")))
                 continue
             if answer is None:
                 continue       # sminfo not run (absent): the SM LID is all there is
             if answer.get("error"):
-                out.add("sm", subject, "SM lid %s answers sminfo" % port["sm_lid"], answer["error"])
+                out.add("sm", subject, "SM lid %s answers sminfo" % _known(port.get("sm_lid")), answer["error"])
                 continue
             facts_ = answer.get("facts") or {}
             count = facts_.get("master_count")
