@@ -115,6 +115,12 @@ def _tool_error(rc, out, err):
     return {"rc": rc, "error": _lldptool._clean(err) or _lldptool._clean(out) or "(no output)"}
 
 
+def one_line(text):
+    """A tool's message on one line (its lines joined by '; '): a skipped check's reason is
+    one table cell and one JUnit/Prometheus value."""
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
 def read_lossless(module, devices):
     """Host/switch lossless agreement inputs, per RoCE netdev: the switch's DCB TLVs as lldpad
     sees them (``lldptool -t -n -i IF``: ONE call gives PFC, ETS and APP, IEEE or CEE, where
@@ -136,7 +142,7 @@ def read_lossless(module, devices):
         if rc == 255 or "Failed to connect to lldpad" in (text or "") + (err or ""):
             return {"skipped": "lldpad is not running (lldptool -t -n -i %s: %s): the switch's PFC/ETS/APP "
                                "TLVs cannot be read; start it (systemctl start lldpad) to check the agreement"
-                               % (netdev, _tool_error(rc, text, err)["error"])}
+                               % (netdev, one_line(_tool_error(rc, text, err)["error"]))}
         entry["peer"] = text if rc == 0 else _tool_error(rc, text, err)
         rc, text, err = run_tool(module, [tool, "get-lldp", "-i", netdev, "adminStatus"], check_rc=False)
         entry["admin_status"] = _lldptool.parse_arg(text, "adminStatus") if rc == 0 else None
@@ -237,7 +243,7 @@ def read_nv_pending(module, devices):
             parsed = _mlxconfig.parse_query(text)
             params = parsed[0]["params"] if parsed else {}
         except ValueError as exc:
-            out[name] = {"skipped": "%s failed: %s" % (" ".join(argv[1:]), exc)}
+            out[name] = {"skipped": "%s failed: %s" % (" ".join(argv[1:]), one_line(exc))}
             continue
         out[name] = {"pending": dict((key, {"current": params[key].get("current"), "next_boot": params[key].get("next_boot")})
                                      for key in _mlxconfig.pending_of(params))}

@@ -242,6 +242,8 @@ def test_read_lossless_without_lldpad_or_lldptool_or_roce():
     module = FakeModule([("-t -n -i", (255, "", down))])
     lldp = _health_read.read_lossless(module, T.node()["facts"]["devices"])
     assert lldp["skipped"].startswith("lldpad is not running (lldptool -t -n -i eth0: connect: Connection refused")
+    # lldptool's two error lines make one line of the reason (one table cell, issue #31)
+    assert "\n" not in lldp["skipped"] and "Connection refused; Failed to connect to lldpad" in lldp["skipped"]
     assert len(module.calls) == 1
     lldp = _health_read.read_lossless(FakeModule([], tools=()), T.node()["facts"]["devices"])
     assert "not installed" in lldp["skipped"]
