@@ -41,8 +41,12 @@ def test_the_timer_gets_its_imports_and_not_the_rest():
     files, root = module_utils_closure(ENTRY)
     names = [os.path.relpath(f, root) for f in files]
     assert "_health_timer.py" in names and "_health.py" in names and "_fileio.py" in names
-    # the resource modules of the converge are not the timer's
-    for other in ("_kernel_cmdline.py", "_dcqcn.py", "_drift_areas.py", "_state_check.py", "_node_files.py"):
+    # the node's drift step (_drift_timer) runs the drift check's own code: state_check's resources
+    for needed in ("_drift_timer.py", "_drift_spec.py", "_drift_areas.py", "_state_check.py", "_dcqcn.py",
+                   "_kernel_cmdline.py", "_node_files.py", "areas/roce_qos.py", "areas/__init__.py"):
+        assert needed in names, needed
+    # the fabric acceptance and rails modules are not the timer's
+    for other in ("_perftest_run.py", "_acceptance.py", "_rail_addresses.py"):
         assert other not in names, other
     assert len(names) < len([n for n in os.listdir(MODULE_UTILS) if n.endswith(".py")])
 
@@ -56,8 +60,12 @@ def test_the_shipped_files_alone_import_the_timer(tmp_path):
         with open(path, "w") as handle:
             handle.write(entry["content"])
     # -S: no site-packages (no ansible), -I: no user paths; only the shipped files on sys.path
+    # and the drift step's imports (ansible's convert_bool provided by _drift_timer without Ansible)
     code = ("import sys; sys.path.insert(0, %r); "
-            "from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer; "
+            "from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer, _drift_timer; "
+            "_drift_timer._provide_convert_bool(); "
+            "from ansible_collections.rdma.fabric.plugins.module_utils import _state_check, _drift_areas; "
+            "assert _drift_timer.check_module().check_mode; "
             "print(_health_timer.__name__)" % (str(tmp_path) + health.TIMER_DIR))
     proc = subprocess.run([sys.executable, "-S", "-I", "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
