@@ -4,6 +4,8 @@
 #   lab/lab.sh up     build what is missing, start the nodes, converge, print the recap
 #   lab/lab.sh down   remove the lab containers
 #   lab/lab.sh check  the fleet drift check against the running lab (table and reports, fails on drift)
+#   lab/lab.sh health playbooks/health.yml on the running lab (findings table, reports in .cache/health-report);
+#                     its exit code: 0 on a freshly converged lab (no finding; what cannot be read is skipped)
 #   lab/lab.sh drill  the OpenSM failover drill on the lab's SM pair (lab-sm-01/02 on ibsim)
 #   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
 set -euo pipefail
@@ -57,6 +59,7 @@ lab: converged. Next:
   podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
   lab/lab.sh check                                     drift check: table and reports, fails on drift
+  lab/lab.sh health                                    fabric health: findings table and reports, fails on an error
   lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
   lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
   make bench                                           roce_qos benchmark on the lab
@@ -92,6 +95,13 @@ check() {
   ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml -e drift_report_dir="$top/.cache/drift-report"
 }
 
+health() {
+  local report="$top/.cache/health-report" rc=0
+  ansible-playbook -i "$INVENTORY" playbooks/health.yml -e health_report_dir="$report" "$@" || rc=$?
+  echo "lab: health reports in $report (health.json, health-junit.xml, rdma_fabric_health.prom); exit code $rc"
+  return "$rc"
+}
+
 sms() {
   ansible-playbook -i "$INVENTORY" lab/sms.yml
 }
@@ -104,7 +114,8 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   check) check ;;
+  health) shift; health "$@" ;;
   sms) sms ;;
   drill) drill ;;
-  *) echo "usage: $0 up|down|check|sms|drill" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|check|health|sms|drill" >&2; exit 2 ;;
 esac
