@@ -11,7 +11,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
+import pytest
+
+from ansible.module_utils import basic
+
 from ansible_collections.rdma.fabric.plugins.module_utils import _health, _rdma_facts
+from ansible_collections.rdma.fabric.plugins.modules import rdma_health
+from ansible_collections.rdma.fabric.tests.unit import helpers
 
 import test_health as T
 
@@ -108,3 +116,20 @@ def test_the_gate_keeps_an_unread_state_a_finding():
     assert [(f["check"], f["subject"], f["actual"]) for f in findings] == [("link", S0, "unknown/unknown")]
     facts["devices"]["mlx5_0"]["ports"][0].update(state="ACTIVE", sm_lid=None, link_layer="InfiniBand")
     assert [f["check"] for f in _health.judge(facts)] == ["sm"]
+
+
+LAB_SM_RAW = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "health", "lab-sm-01-health-raw.json")
+
+
+def test_the_lab_sm_node_as_rdma_health_read_it_is_clean(monkeypatch):
+    """rdma_health's raw read on a freshly converged lab's lab-sm-01 (return_raw, umad2sim's sysfs:
+    the device listed, no attribute readable by Python), judged through the module's bundle
+    option: no finding (health.yml exits 0), the link check skipped with its reason."""
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", helpers._exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", helpers._fail_json)
+    with helpers.patch_module_args({"bundle": LAB_SM_RAW, "host": "lab-sm-01"}):
+        with pytest.raises(helpers.ExitJson) as exc:
+            rdma_health.main()
+    result = exc.value.args[0]
+    assert result["findings"] == []
+    assert result["skipped_checks"] == [{"check": "link", "subject": "ibsim0 port 1", "reason": _health.UNREAD_STATE}]
