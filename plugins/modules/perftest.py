@@ -22,7 +22,7 @@ description:
   - Every rail of a test runs at once, each on its own O(tests[].tcp_port) (perftest's out-of-band TCP
     port, C(-p)); the kinds of one rail run one after the other on that same port - the C(ib_write_bw)
     test, then the C(ib_write_lat) test, whose server starts when the bandwidth server exits (the client
-    retries C(Couldn't connect) for 10 seconds meanwhile).
+    retries C(Couldn't connect) for 30 seconds meanwhile).
   - "Bandwidth: C(ib_write_bw -F -s 1048576 -q 2 -D DURATION --report_gbits): 1 MiB messages as
     azurehpc-health-checks runs it (far past the size where a write stream reaches line rate), two queue
     pairs as oci-hpc runs it (C(ib_write_bw -F -q 2 -x 3)), C(-F) since the CPU frequency warning is moot."
