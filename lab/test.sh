@@ -8,7 +8,8 @@
 #   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
 #   lab/test.sh ee               the execution environment: build context, image, drift check in it
-#   lab/test.sh molecule [NAME]  every scenario, or one
+#   lab/test.sh molecule [NAMES] every scenario, or the named ones ("a b"); two lanes at once
+#                                (RDMA_FABRIC_LANES=1: one after the other)
 #   lab/test.sh bench            the QoS converge benchmark on the lab
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
@@ -126,6 +127,66 @@ run_scenario() {
   molecule test -s "$1"
 }
 
+# Molecule scenarios in two lanes at once (RDMA_FABRIC_LANES=1: one after the other). Each lane
+# runs its scenarios in turn; the lanes are balanced by the scenarios' last CI times (longest
+# first, each to the lane with less work). Each scenario's output is printed whole after both
+# lanes end, its timing and verdict go to the report as a stage of its own.
+LANE_ORDER=(onboard health roce_qos gpudirect default rails opensm_ha)
+
+run_lane() {  # run_lane DIR SCENARIO...
+  local dir=$1 s start; shift
+  for s in "$@"; do
+    start=$SECONDS
+    if run_scenario "$s" >"$dir/$s.log" 2>&1; then
+      echo "$s $((SECONDS - start)) ok" >>"$dir/results"
+    else
+      echo "$s $((SECONDS - start)) FAILED" >>"$dir/results"
+    fi
+  done
+}
+
+molecule_lanes() {  # molecule_lanes SCENARIO...
+  local -a todo=("$@") lane_a=() lane_b=()
+  local s known dir pa pb name secs verdict
+  if [ "${RDMA_FABRIC_LANES:-2}" = 1 ] || [ "${#todo[@]}" -lt 2 ]; then
+    for s in "${todo[@]}"; do stage "molecule $s" run_scenario "$s"; done
+    return
+  fi
+  # the known scenarios in LANE_ORDER, then any new one
+  local -a ordered=()
+  for known in "${LANE_ORDER[@]}"; do
+    for s in "${todo[@]}"; do [ "$s" = "$known" ] && ordered+=("$s"); done
+  done
+  for s in "${todo[@]}"; do
+    case " ${LANE_ORDER[*]} " in *" $s "*) ;; *) ordered+=("$s") ;; esac
+  done
+  local i=0
+  for s in "${ordered[@]}"; do
+    # alternate A B B A A B ...: the longest two go to different lanes, then they even out
+    case $((i % 4)) in 0|3) lane_a+=("$s") ;; *) lane_b+=("$s") ;; esac
+    i=$((i + 1))
+  done
+  dir=$(mktemp -d)
+  echo "==> molecule, two lanes: [${lane_a[*]}] and [${lane_b[*]}]"
+  local start=$SECONDS
+  run_lane "$dir" "${lane_a[@]}" & pa=$!
+  run_lane "$dir" "${lane_b[@]}" & pb=$!
+  wait "$pa" "$pb"
+  for s in "${ordered[@]}"; do
+    echo "==> molecule $s"
+    cat "$dir/$s.log" 2>/dev/null
+  done
+  while read -r name secs verdict; do
+    timings+=("$(printf '%-28s %5ss  %s' "molecule $name" "$secs" "$verdict")")
+    [ "$verdict" = ok ] || failed+=("molecule $name")
+  done <"$dir/results"
+  for s in "${ordered[@]}"; do
+    grep -q "^$s " "$dir/results" || { timings+=("$(printf '%-28s %5s   FAILED' "molecule $s" "-")"); failed+=("molecule $s"); }
+  done
+  timings+=("$(printf '%-28s %5ss  (wall, both lanes)' "molecule" $((SECONDS - start)))")
+  rm -rf "$dir"
+}
+
 report() {
   echo
   echo "==> timings"
@@ -159,7 +220,8 @@ case "$what" in
     stage lint run_lint
     stage docs lab/docs.sh lint
     stage ee lab/ee.sh
-    for s in $(scenarios); do stage "molecule $s" run_scenario "$s"; done
+    # shellcheck disable=SC2046
+    molecule_lanes $(scenarios)
     ;;
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
@@ -177,7 +239,8 @@ case "$what" in
   molecule)
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
-    for s in ${2:-$(scenarios)}; do stage "molecule $s" run_scenario "$s"; done
+    # shellcheck disable=SC2046,SC2086
+    molecule_lanes ${2:-$(scenarios)}
     ;;
   bench)
     stage image lab/image.sh
