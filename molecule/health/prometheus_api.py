@@ -97,7 +97,7 @@ def dashboard_queries(dashboard):
 
 
 def check_queries(url, path, variables, must_have_data):
-    with open(path) as handle:
+    with open(path, encoding="utf-8") as handle:
         dashboard = json.load(handle)
     rc = 0
     now = time.time()

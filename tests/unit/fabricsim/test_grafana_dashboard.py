@@ -24,7 +24,7 @@ PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", 
 
 
 def load():
-    with open(DASHBOARD) as handle:
+    with open(DASHBOARD, encoding="utf-8") as handle:
         return json.load(handle)
 
 
@@ -66,8 +66,8 @@ def metric_names(expr):
     return names
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+@pytest.fixture(scope="module", name="exported")
+def exported_names(tmp_path_factory):
     """Every series name the collection writes: the node timer's textfile on a fabricsim RoCE node
     with a PFC storm (findings, verdicts, raw port counters, its run time), the node's drift
     check's textfile, the controller's health and drift reports."""
