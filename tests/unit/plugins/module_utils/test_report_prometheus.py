@@ -144,7 +144,7 @@ def test_check_verdicts_are_zero_when_healthy_per_port_and_per_host(monkeypatch)
     assert verdicts[("gpu-1", "lossless_agreement", "mlx5_1 port 1", "mlx5_1", "1", "error")] == 1
     assert verdicts[('gpu "2"\\', "link", "mlx5_1 port 1", "mlx5_1", "1", "error")] == 1
     assert not any(k[0] == 'gpu "2"\\' and k[3] == "mlx5_0" for k in verdicts)
-    ports = [c for c in R.PORT_CHECKS]
+    ports = list(R.PORT_CHECKS)
     host_checks = sorted(set(_health.CHECKS) - set(ports))
     assert len(verdicts) == 3 * len(ports) + 2 * len(host_checks) + 0   # every finding falls on a default row
     assert set(R.PORT_CHECKS) <= set(_health.CHECKS)
