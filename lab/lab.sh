@@ -49,7 +49,7 @@ up() {
   # The simulated InfiniBand fabric: ibsim in lab-ibsim, umad2sim on the SM nodes.
   mkdir -p .cache/lab
   ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
-  ansible-playbook -i "$INVENTORY" playbooks/site.yml
+  ansible-playbook -i "$INVENTORY" playbooks/site.yml -e site_report_dir="$top/.cache/site-report"
   reboot_pending
   sms
   cat <<MSG
