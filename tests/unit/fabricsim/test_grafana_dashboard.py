@@ -31,8 +31,7 @@ def load():
 def all_panels(items):
     for panel in items:
         yield panel
-        for inner in all_panels(panel.get("panels", [])):
-            yield inner
+        yield from all_panels(panel.get("panels", []))
 
 
 def queries(dashboard):
