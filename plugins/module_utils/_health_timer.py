@@ -109,6 +109,11 @@ def run(config, module=None, now=None):
     name = "rdma_fabric_health_timer_last_success_timestamp_seconds"
     text += "\n".join(["# HELP %s When the node's health timer last ran to the end (Unix time)." % name,
                        "# TYPE %s gauge" % name, '%s{host="%s"} %.3f' % (name, _report._label(host), now)]) + "\n"
+    if config.get("period_seconds"):
+        name = "rdma_fabric_health_timer_period_seconds"
+        text += "\n".join(["# HELP %s The node's health timer period (health_timer_every) in seconds." % name,
+                           "# TYPE %s gauge" % name,
+                           '%s{host="%s"} %s' % (name, _report._label(host), repr(float(config["period_seconds"])))]) + "\n"
     return findings, text
 
 

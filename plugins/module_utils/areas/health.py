@@ -62,6 +62,19 @@ def settings(variables):
 _SPAN_UNIT = r"(?:us|usec|ms|msec|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|d|day|days|w|week|weeks" \
              r"|M|month|months|y|year|years)?"
 _SPAN = re.compile(r"\s*(?:[0-9]+(?:\.[0-9]+)?\s*%s\s*)+" % _SPAN_UNIT)
+# seconds per unit (systemd.time(7): no unit is seconds, m minutes, M months of 30.44 days, y 365.25 days)
+_SPAN_SECONDS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "": 1, "s": 1, "sec": 1, "second": 1, "seconds": 1,
+                 "m": 60, "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+                 "d": 86400, "day": 86400, "days": 86400, "w": 604800, "week": 604800, "weeks": 604800,
+                 "M": 2629800, "month": 2629800, "months": 2629800, "y": 31557600, "year": 31557600, "years": 31557600}
+
+
+def span_seconds(span):
+    """The seconds of a systemd time span (``1h 30min``, ``5min``, ``90``); None if it is not one."""
+    if isinstance(span, bool) or not isinstance(span, (str, int)) or not _SPAN.fullmatch(str(span)):
+        return None
+    return sum(float(number) * _SPAN_SECONDS[unit]
+               for number, unit in re.findall(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)", str(span)))
 
 
 def _checks_errors(config, names):
@@ -161,6 +174,10 @@ def timer_config(settings):
               "flap_window": settings["flap_window"], "boot_grace": settings["boot_grace"],
               "sm": settings["check_sm"], "gdr": settings["check_gdr"], "lossless": settings["check_lossless"],
               "nccl_log": settings.get("nccl_log"), "checks": checks(settings), "textfile": settings["timer_textfile"]}
+    period = span_seconds(settings.get("timer_every"))
+    if period:
+        # exported by the timer: the alert rules judge staleness in periods, whatever the period
+        config["period_seconds"] = period
     drift = drift_config(settings)
     if drift:
         config["drift"] = drift

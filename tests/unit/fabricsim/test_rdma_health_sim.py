@@ -205,7 +205,7 @@ def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, t
     _ticking_sleep(monkeypatch)
     assert sim.cli("fault", "pause-storm", "enp24s0np0") == 0
     assert sim.cli("fault", "peermem-absent") == 0
-    config = {"host": "node1", "interval": 0.5, "state_file": state_file, "boot_grace": 0}
+    config = {"host": "node1", "interval": 0.5, "state_file": state_file, "boot_grace": 0, "period_seconds": 300.0}
     findings, text = _health_timer.run(config, SimNode())
     how, result = run(monkeypatch, {"interval": 0.5, "state_file": state_file, "host": "node1", "boot_grace": 0})
     assert sorted((f["check"], f["subject"], f["severity"]) for f in findings) == triples(result) == [
@@ -222,6 +222,8 @@ def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, t
                                               'priority="3",direction="rx"}')]
     assert pause and float(pause[0].split()[-1]) > 1000
     assert any(l.startswith('rdma_fabric_health_timer_last_success_timestamp_seconds{host="node1"} ') for l in lines)
+    # its period, for the staleness alerts (2.5 periods)
+    assert 'rdma_fabric_health_timer_period_seconds{host="node1"} 300.0' in lines
 
 
 def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):

@@ -82,6 +82,7 @@ def test_the_timer_plan_and_its_config():
     assert plan["requests"] == [{"resource": "node_files", "name": "health timer", "config": plan["timer"]}]
     config = json.loads(plan["timer"]["files"][3]["content"])
     assert config["host"] == "gpu-01" and config["interval"] == 2 and config["checks"] == spec["checks"]
+    assert config["period_seconds"] == 3600.0    # health_timer_every: 1h, exported for the staleness alerts
     assert spec["read"]["checks"]["sm"] is True and "nccl_log" not in spec["read"]
     assert area_plan({}, "health", _spec(health_timer="no"))["timer"]["units"][0]["enabled"] is False
 
@@ -113,3 +114,12 @@ def test_a_subpackage_brings_its_init(tmp_path):
 def test_a_missing_entry_is_an_error():
     with pytest.raises((IOError, OSError)):
         _node_package.files("_no_such_file.py")
+
+
+@pytest.mark.parametrize("span, seconds", [
+    ("1h", 3600.0), ("5min", 300.0), ("1h 30min", 5400.0), ("90", 90.0), (90, 90.0), ("5s", 5.0),
+    ("2m", 120.0), ("1M", 2629800.0), ("500ms", 0.5), ("1d 2h", 93600.0),
+    ("sometimes", None), ("", None), (True, None), (None, None), ("5 parsecs", None),
+])
+def test_a_systemd_time_span_in_seconds(span, seconds):
+    assert health.span_seconds(span) == seconds
