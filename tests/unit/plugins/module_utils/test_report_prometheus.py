@@ -4,6 +4,8 @@ installed, promtool check metrics; each check's verdict per port or host; the no
 counters and last-success time; table cells on one line."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import shutil
 import subprocess
 
