@@ -8,7 +8,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _mlxfw
 
 TOOL = "flint / mstflint query"
 PARSER = "_mlxfw.parse_flint_query"
-VERSIONS = "MFT 4.22-4.26, mstflint 4.36; FS3, FS4"
+VERSIONS = "MFT 4.26.1 and unstated versions, mstflint 4.36 (reconstructed); FS3, FS4"
 EXPECT_REFUSED = {
     "FLINT-INNOVA2-7-CX5-MARKDOWN": "the paste wraps a line in Markdown bold ('**FW Version: ...**'): not tool output",
     "FLINT-RECON-CANNOT-OPEN": "'-E- Cannot open Device' is an error, not a device with no fields",

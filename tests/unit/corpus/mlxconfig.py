@@ -10,7 +10,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _mlxconfig
 
 TOOL = "mlxconfig / mstconfig"
 PARSER = "_mlxconfig.parse_query, _mlxconfig.parse_set"
-VERSIONS = "mstflint/MFT 4.x layouts <=4.25, 4.26-4.35"
+VERSIONS = "mlxconfig and mstconfig, layouts <= 4.25 and 4.26-4.35 (MFT 4.26.1, mstflint 4.35 reconstructed)"
 EXPECT_REFUSED = {
     "MLXCONFIG-TERRENCEMIAO-QUERY-CX4-TRIMMED": "the author trimmed the table and left '...' for the elided rows",
     "MLXCONFIG-RECON-UNKNOWN-PARAMETER": "'-E- Unknown Parameter' is an error of a query: no device is printed",

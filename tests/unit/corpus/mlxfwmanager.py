@@ -8,7 +8,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _mlxfw
 
 TOOL = "mlxfwmanager / mlxup --query"
 PARSER = "_mlxfw.parse_mlxfwmanager_query"
-VERSIONS = "WinMFT (ConnectX-3 Pro), mlxup 4.22-4.30, mstflint 4.36"
+VERSIONS = "WinMFT (ConnectX-3 Pro), mlxup 4.30 and unstated, mstflint 4.36 (reconstructed)"
 EXPECT_REFUSED = {
     "MLXFWMANAGER-RECON-NO-DEVICES": "'-E- No devices found or specified' is an error, not an empty device list",
 }

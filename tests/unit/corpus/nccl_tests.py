@@ -8,7 +8,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_tests
 
 TOOL = "nccl-tests (all_reduce_perf and the other *_perf)"
 PARSER = "_nccl_tests.parse"
-VERSIONS = "nccl-tests 1.x - 2.17, NCCL 1.0 - 2.19"
+VERSIONS = "nccl-tests 1.x, 2.0-2.11, 2.13.6, 2.14-2.17; NCCL 1.0 - 2.19"
 # failures (CUDA/NCCL errors) are read into result["errors"], not refused.
 EXPECT_REFUSED = {}
 SKIP = {}
