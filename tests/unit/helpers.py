@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 
 import pytest
 import yaml
@@ -143,3 +144,26 @@ def run_one_object(run_many, args, identity=("interface",), **kwargs):
         assert len(res["diff"]) == 1
         res["diff"] = res["diff"][0]
     return kind, res
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def role_defaults(role, **over):
+    """A role's ``defaults/main.yml`` as the play would see it, with ``over`` set on top."""
+    with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
+        variables = yaml.safe_load(handle)
+    variables.update(over)
+    return variables
+
+
+def run_on_sim(monkeypatch, sim, main, args, check_mode=False, diff=False):
+    """Run a module's ``main()`` with its commands answered by fabricsim's tools (``sim.run``);
+    the module must exit (not fail). Returns its result."""
+    def run_command(argv, **kwargs):
+        out, err, rc = sim.run(os.path.basename(argv[0]), *[str(a) for a in argv[1:]])
+        return rc, out, err
+    kind, result = run_module(monkeypatch, main, args, check_mode=check_mode, diff=diff,
+                              run_command=run_command, bin_dir="/usr/bin/")
+    assert kind == "exit", result
+    return result

@@ -6,7 +6,6 @@ import json
 import os
 import re
 
-import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _drift_timer
@@ -14,25 +13,14 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import dcqcn, mlnx_qos, rdma_facts, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODULES = {"mlnx_qos": mlnx_qos, "dcqcn": dcqcn}
 
 
 def _variables(**over):
-    with open(os.path.join(REPO, "roles", "roce_qos", "defaults", "main.yml")) as handle:
-        variables = yaml.safe_load(handle)
-    variables.update(over)
-    return variables
+    return helpers.role_defaults("roce_qos", **over)
 
 
-def _run(monkeypatch, sim, main, args, check_mode=False):
-    def run_command(argv, **kwargs):
-        out, err, rc = sim.run(os.path.basename(argv[0]), *argv[1:])
-        return rc, out, err
-    kind, result = helpers.run_module(monkeypatch, main, args, check_mode=check_mode,
-                                      run_command=run_command, bin_dir="/usr/bin/")
-    assert kind == "exit", result
-    return result
+_run = helpers.run_on_sim
 
 
 class SimModule(object):

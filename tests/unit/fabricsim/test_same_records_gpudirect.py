@@ -4,24 +4,20 @@ profile has them) gives the same records from the gpudirect role's verify (gdr_r
 area's plan, kernel_cmdline and node_files in check mode, then rdma.fabric.area_records) and from
 the fleet drift check (state_check on the node with the area's spec). Both run the real modules
 against fabricsim's tools and sysfs."""
-import os
 
 import pytest
-import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan, area_records
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect
 from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness, kernel_cmdline, node_files, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODULES = {"kernel_cmdline": kernel_cmdline, "node_files": node_files}
 GRUB = 'GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX="%s"\n'
 
 
 def _variables(tmp_path, **over):
-    with open(os.path.join(REPO, "roles", "gpudirect", "defaults", "main.yml")) as handle:
-        variables = yaml.safe_load(handle)
+    variables = helpers.role_defaults("gpudirect")
     variables.update(gpudirect_kernel_backend="grub", gpudirect_grub_file=str(tmp_path / "grub"),
                      gpudirect_proc_cmdline=str(tmp_path / "cmdline"),
                      gpudirect_acs_script_path=str(tmp_path / "sbin" / "rdma-fabric-acs"),
@@ -30,14 +26,7 @@ def _variables(tmp_path, **over):
     return variables
 
 
-def _run(monkeypatch, sim, main, args, check_mode=False):
-    def run_command(argv, **kwargs):
-        out, err, rc = sim.run(os.path.basename(argv[0]), *[str(a) for a in argv[1:]])
-        return rc, out, err
-    kind, result = helpers.run_module(monkeypatch, main, args, check_mode=check_mode,
-                                      run_command=run_command, bin_dir="/usr/bin/")
-    assert kind == "exit", result
-    return result
+_run = helpers.run_on_sim
 
 
 def _role(monkeypatch, sim, spec):

@@ -8,32 +8,22 @@ import grp
 import os
 import pwd
 
-import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan, area_records
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env
 from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness, node_files, rdma_facts, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def _variables(**over):
-    with open(os.path.join(REPO, "roles", "nccl_env", "defaults", "main.yml")) as handle:
-        variables = yaml.safe_load(handle)
+    variables = helpers.role_defaults("nccl_env")
     variables.update(nccl_env_roce_dscp=26, inventory_hostname="gpu-01")   # the default's template, resolved
     variables.update(over)
     return variables
 
 
-def _run(monkeypatch, sim, main, args, check_mode=False, diff=False):
-    def run_command(argv, **kwargs):
-        out, err, rc = sim.run(os.path.basename(argv[0]), *argv[1:])
-        return rc, out, err
-    kind, result = helpers.run_module(monkeypatch, main, args, check_mode=check_mode, diff=diff,
-                                      run_command=run_command, bin_dir="/usr/bin/")
-    assert kind == "exit", result
-    return result
+_run = helpers.run_on_sim
 
 
 def _role(monkeypatch, sim, spec, check_mode):
