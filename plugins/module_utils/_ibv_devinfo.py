@@ -1,25 +1,48 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one ``ibv_devinfo [-v]`` parser: ports and the GID table (occupancy vs
-``gid_tbl_len``, RoCE v2 IPv4 GIDs). Printing code: rdma-core libibverbs/examples/devinfo.c,
-samples ``ibv_devinfo.txt``.
+"""The one ``ibv_devinfo [-v|-vv]`` parser: ports and the GID table (occupancy vs
+``gid_tbl_len``, RoCE v2 IPv4 GIDs).
 
-* ``hca_id:\\t<dev>`` at column 0; device fields ``\\t<key>:\\t...\\t<value>``; flag lists
-  (``device_cap_flags`` ...) continue on lines that are a bare word; port blocks start with
-  ``\\t\\tport:\\t<n>`` (MLNX_OFED 4.x prints a ``Device ports:`` header first); a blank line
-  follows each port. Pasted copies turn TABs into spaces: the order is relied on, not the
-  indent.
-* ``GID[%3d]:\\t\\t<gid>[, RoCE v1|, RoCE v2]``: only non-zero GIDs are printed (indexes
-  skip); the type suffix only since rdma-core 28 and only on Ethernet; RoCE v2 GIDs are then
-  compressed IPv6 (``::ffff:192.168.1.1``), others 8 groups of 4 hex digits.
-* ``state: PORT_ACTIVE (4)``, ``phys_state: LINK_UP (5)``, ``active_speed: 25.0 Gbps (32)``,
-  ``max_vl_num: invalid value (0)`` on RoCE.
-* ``No IB devices found`` / ``Failed to get IB devices list`` / ``Failed to open device``
-  are errors, not "no devices"; support-bundle annotations (``$ command``, ``[rc=N]``) are skipped.
+Printing code followed: linux-rdma/rdma-core ``libibverbs/examples/devinfo.c``
+(``print_hca_cap()`` and its helpers, rdma-core v22 .. HEAD 691953d8, 2026; ``-vv`` is ``-v``
+given twice: one verbose level) and the legacy MLNX_OFED 4.x libibverbs (``-v`` adds EXP
+capability blocks and a ``Device ports:`` header). Real outputs: samples ``ibv_devinfo.txt``
+(corpus test ``tests/unit/test_corpus.py``, adapter ``tests/unit/corpus/ibv_devinfo.py``).
 
-Unparseable lines (a field outside a device, a GID that is not an IPv6 address, a
-``gid_tbl_len`` that is not a number) raise ValueError naming the line.
+The grammar, by indent (TABs in the tool's bytes; pasted copies turn them into spaces, so
+only the *relative* indent is used, and where a paste lost it, the order):
+
+* ``hca_id:\\t<dev>`` starts a device. Device lines sit at the device indent (one TAB):
+  ``key:\\t<value>`` (``max_qp:``, ``completion timestamp_mask:``, ``raw packet caps:``,
+  ``maximum available device memory:`` ...), status lines (``tag matching not supported``,
+  ``core clock not supported``, MLNX_OFED 4.x ``Multi-Packet RQ supported``) and, in
+  MLNX_OFED 4.x, value lines without a colon (``log atomic arg sizes (mask)\\t\\t0x8``,
+  ``ooo_rc_caps  = 0x1``).
+* Everything indented deeper than the device indent is free text belonging to the device line
+  above it, until the next line at the device indent: the flag lists (five TABs:
+  ``BAD_PKEY_CNTR``, ``NO SUPPORT``, ``C-VLAN stripping offload``, ``Scatter FCS offload``,
+  ``Unknown flags: 0x1C000000000``) and sub-blocks (``tso_caps:``, ``rss_caps:``,
+  ``packet_pacing_caps:``, ``cq moderation caps:``; two TABs). Kept, whitespace-normalised, in
+  ``device["lists"][key]``. Where a paste lost the indent, a line that is no ``key:`` line
+  still continues the list of a key that opens one (no value, or a ``*flags*`` key).
+* ``\\t\\tport:\\t<n>`` starts a port (MLNX_OFED 4.x prints ``\\tDevice ports:`` first); its
+  lines are ``\\t\\t\\t<key>:\\t<value>`` and ``GID[%3d]:\\t\\t<gid>[, RoCE v1|, RoCE v2]``: only
+  non-zero GIDs are printed (indexes skip); the type suffix since rdma-core 28 and only on
+  Ethernet; RoCE v2 GIDs are then compressed IPv6 (``::ffff:192.168.1.1``), others (and
+  every GID of MLNX_OFED 4.x / rdma-core < 28) 8 groups of 4 hex digits.
+* ``state: PORT_ACTIVE (4)``, ``phys_state: LINK_UP (5)`` (``PORT_CONFIGURATION TRAINNING
+  (4)``, only for the InfiniBand transport), ``active_speed: 25.0 Gbps (32)``,
+  ``effective_speed: 200.0 Gbps`` (rdma-core 2026, b8675bad5), ``max_vl_num: invalid value
+  (0)`` on RoCE.
+* ``No IB devices found``, ``Failed to ...``, ``IB device 'x' wasn't found``, ``Invalid port
+  requested for device`` (stderr) are errors, not "no devices"; ``$ command`` and ``[rc=N]``
+  annotations and libibverbs' warnings (``libibverbs: Warning: ...``, stderr) are skipped.
+
+Refused with a ValueError naming the line: a device line that is none of the above (prose at
+the device indent), a port line that is not ``key: value`` or a GID, a GID that is not an
+IPv6 address, a ``gid_tbl_len`` that is not a number, a field before ``hca_id:``; an output
+with no ``hca_id:`` at all.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,10 +56,13 @@ _HCA = re.compile(r"hca_id:\s*(?P<dev>\S+)\Z")
 _PORT = re.compile(r"port:\s*(?P<port>\d+)\Z")
 _GID = re.compile(r"GID\[\s*(?P<index>\d+)\]:\s*(?P<gid>[0-9A-Fa-f:.]+)(?:,\s*(?P<type>RoCE v[12]|IB))?\Z")
 _FIELD = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_ ]*?):\s*(?P<value>.*?)\s*\Z")
-_WORD = re.compile(r"[A-Z0-9_]+\Z")
-_ANNOTATION = re.compile(r"\$ .*|\[rc=-?\d+\]\Z")
-_ERRORS = ("No IB devices found", "Failed to get IB devices list", "Failed to open device",
-           "Failed to query", "Failed to get")
+# MLNX_OFED 4.x device lines without a colon: 'log atomic arg sizes (mask)\t\t0x8', 'ooo_rc_caps  = 0x1'
+_SPACED = re.compile(r"(?P<key>[A-Za-z_][\w ()]*?)(?:\s*=\s*|\t\s*|\s{2,})(?P<value>0x[0-9A-Fa-f]+|\d+)\Z")
+_STATUS = re.compile(r"[A-Za-z][\w .-]* supported\Z")
+_UNKNOWN_FLAGS = re.compile(r"Unknown flags: 0x[0-9A-Fa-f]+\Z")
+# support-bundle annotations; libibverbs' own warnings (stderr, 'libibverbs: Warning: couldn't open config directory')
+_ANNOTATION = re.compile(r"\$ .*|\[rc=-?\d+\]\Z|libibverbs: ")
+_ERRORS = ("No IB devices found", "Failed to ", "IB device '", "Invalid port requested", "Usage: ")
 _INT_PORT_FIELDS = ("sm_lid", "port_lid", "gid_tbl_len", "pkey_tbl_len", "sm_sl", "subnet_timeout")
 
 
@@ -52,11 +78,91 @@ def _gid(text, where):
         raise ValueError("%s: GID %r is not an IPv6 address" % (where, text))
 
 
+def _indent(line):
+    """The column the text starts at, TABs at 8 (what a terminal paste shows)."""
+    expanded = line.expandtabs(8)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _opens_list(key, value):
+    return not value or "flags" in key
+
+
+def _port_line(port, stripped, where):
+    match = _GID.match(stripped)
+    if match:
+        gid = _gid(match.group("gid"), where)
+        index = int(match.group("index"))
+        if any(entry["index"] == index for entry in port["gids"]):
+            raise ValueError("%s: GID index %d appears twice" % (where, index))
+        mapped = ipaddress.IPv6Address(gid).ipv4_mapped
+        port["gids"].append({"index": index, "gid": gid, "type": match.group("type"),
+                             "ipv4": str(mapped) if mapped else None})
+        return
+    if stripped.startswith("GID["):
+        raise ValueError("%s: not a 'GID[n]: gid[, RoCE vN]' line" % where)
+    match = _FIELD.match(stripped)
+    if not match:
+        raise ValueError("%s: not an ibv_devinfo port 'key: value' or GID line" % where)
+    key, value = match.group("key").strip(), match.group("value") or ""
+    if key in _INT_PORT_FIELDS:
+        if not re.match(r"\d+\Z", value):
+            raise ValueError("%s: %s=%r is not a number" % (where, key, value))
+        value = int(value)
+    elif key in ("state", "phys_state", "active_width"):
+        value = _enum(value)
+    elif key in ("active_speed", "effective_speed"):
+        speed = re.match(r"(?P<gbps>\d+(?:\.\d+)?) Gbps(?: \(\d+\))?\Z", value)
+        value = float(speed.group("gbps")) if speed else value
+    port[key] = value
+
+
+def _device_line(device, state, stripped, indent, where):
+    """One line of the device section (before the first port). ``state``: the device indent
+    and the device line whose free text follows (``opener``)."""
+    if state["indent"] is None:
+        state["indent"] = indent
+    opener = state["opener"]
+    if opener is not None and indent > state["indent"]:
+        device["lists"][opener["key"]].append(" ".join(stripped.split()))
+        return
+    if opener is not None and opener["list"] and _UNKNOWN_FLAGS.match(stripped):
+        device["lists"][opener["key"]].append(stripped)
+        return
+    match = _FIELD.match(stripped)
+    if match:
+        key, value = match.group("key").strip(), match.group("value") or ""
+        device[key] = value
+        device["lists"].setdefault(key, [])
+        state["opener"] = {"key": key, "list": _opens_list(key, value)}
+        return
+    if _STATUS.match(stripped):
+        device["notes"].append(" ".join(stripped.split()))
+        device["lists"].setdefault(device["notes"][-1], [])
+        state["opener"] = {"key": device["notes"][-1], "list": False}
+        return
+    match = _SPACED.match(stripped)
+    if match:
+        key = " ".join(match.group("key").split())
+        device[key] = match.group("value")
+        device["lists"].setdefault(key, [])
+        state["opener"] = {"key": key, "list": False}
+        return
+    if opener is not None and opener["list"]:
+        # a paste that lost the indent: the flag list goes on until the next key line
+        device["lists"][opener["key"]].append(" ".join(stripped.split()))
+        return
+    raise ValueError("%s: not an ibv_devinfo device line ('key: value', a flag list under a key, "
+                     "'... not supported')" % where)
+
+
 def parse(text, source="ibv_devinfo output"):
-    """-> {device: {fields..., "ports": {n: {state, phys_state, link_layer, gid_tbl_len,
-    active_speed, active_width, sm_lid, port_lid, gids: [{index, gid, type, ipv4}]}}}}."""
+    """-> {device: {fields..., "lists": {key: [free-text lines under it]}, "notes": [status
+    lines], "ports": {n: {state, phys_state, link_layer, gid_tbl_len, active_speed, active_width,
+    sm_lid, port_lid, gids: [{index, gid, type, ipv4}], other printed fields}}}}."""
     devices = {}
     device = port = None
+    state = {}
     for number, line in enumerate((text or "").splitlines(), 1):
         stripped = line.strip()
         where = "%s line %d %r" % (source, number, stripped[:80])
@@ -68,12 +174,14 @@ def parse(text, source="ibv_devinfo output"):
         if match:
             if match.group("dev") in devices:
                 raise ValueError("%s: device %s appears twice" % (where, match.group("dev")))
-            device = devices[match.group("dev")] = {"name": match.group("dev"), "ports": {}}
+            device = devices[match.group("dev")] = {"name": match.group("dev"), "ports": {}, "lists": {}, "notes": []}
             port = None
+            state = {"indent": None, "opener": None}
             continue
         if device is None:
             raise ValueError("%s: not 'ibv_devinfo' output (it starts with 'hca_id:')" % where)
-        if stripped == "Device ports:":
+        if stripped == "Device ports:" and port is None:
+            state["opener"] = None
             continue
         match = _PORT.match(stripped)
         if match:
@@ -84,40 +192,16 @@ def parse(text, source="ibv_devinfo output"):
                 "port": number_, "state": None, "phys_state": None, "link_layer": None, "gid_tbl_len": None,
                 "active_speed": None, "active_width": None, "sm_lid": None, "port_lid": None, "gids": []}
             continue
-        match = _GID.match(stripped)
-        if match:
-            if port is None:
-                raise ValueError("%s: a GID outside a port block" % where)
-            gid = _gid(match.group("gid"), where)
-            index = int(match.group("index"))
-            if any(entry["index"] == index for entry in port["gids"]):
-                raise ValueError("%s: GID index %d appears twice" % (where, index))
-            mapped = ipaddress.IPv6Address(gid).ipv4_mapped
-            port["gids"].append({"index": index, "gid": gid, "type": match.group("type"),
-                                 "ipv4": str(mapped) if mapped else None})
+        if port is not None:
+            _port_line(port, stripped, where)
             continue
         if stripped.startswith("GID["):
-            raise ValueError("%s: not a 'GID[n]: gid[, RoCE vN]' line" % where)
-        match = _FIELD.match(stripped)
-        if match and match.group("key") != "GID":
-            key, value = match.group("key").strip(), match.group("value")
-            target = port if port is not None else device
-            if port is not None and key in _INT_PORT_FIELDS:
-                if not re.match(r"\d+\Z", value):
-                    raise ValueError("%s: %s=%r is not a number" % (where, key, value))
-                value = int(value)
-            elif key in ("state", "phys_state", "active_width"):
-                value = _enum(value)
-            elif key == "active_speed":
-                speed = re.match(r"(?P<gbps>\d+(?:\.\d+)?) Gbps(?: \(\d+\))?\Z", value)
-                value = float(speed.group("gbps")) if speed else value
-            target[key] = value
-            continue
-        if _WORD.match(stripped) or stripped.startswith("[") or stripped == ".":
-            continue   # flag list continuation ('IBV_DEVICE_...'), dossier elision
-        raise ValueError("%s: not an ibv_devinfo 'key: value', port or GID line" % where)
+            raise ValueError("%s: a GID outside a port block" % where)
+        _device_line(device, state, stripped, _indent(line), where)
     if not devices:
         raise ValueError("%s: empty, no 'hca_id:' in it (expected 'ibv_devinfo -v' output)" % source)
+    for device in devices.values():
+        device["lists"] = dict((k, v) for k, v in device["lists"].items() if v)
     return devices
 
 
