@@ -9,10 +9,38 @@ Layout: ``read_state`` is the only I/O seam (one ``mlnx_qos -i IF -a`` call);
 runs one of them. ``MlnxQosResource`` plugs these into the resource engine (``_resource``),
 which applies, reads back and reports exactly what was and was not applied.
 
+The parser follows the printing code of github.com/Mellanox/mlnx-tools, ``pretty_print()``
+and ``print_dscp2prio_sysfs()`` of ``ofed_scripts/utils/mlnx_qos`` (80fb22e, 2017-06) and
+``python/mlnx_qos`` (to 8fbfd9c, 2026), with ``DcbAppTable.printAppSelector()`` /
+``printDefaultPriority()`` of ``dcbnetlink.py``; samples: tests/unit/fixtures/samples/mlnx_qos.txt.
+Every layout those releases print is read:
+
+* 80fb22e (MLNX_OFED 4.0/4.1, python 2): only ``PFC configuration:`` (then a blank line) and
+  the TCs; 5c00758 (2017-06) adds ``Priority trust mode: pcp|dscp|both|none`` first;
+* d1b0709 (2017-09, OFED 4.2): ``DCBX mode: OS controlled|Firmware controlled``,
+  ``Priority trust state: X``, ``dscp2prio mapping:`` + ``\tprio:N dscp:07,06,..,`` rows
+  (wrapped every 8 values onto a repeated ``prio:N dscp:`` row), ``Cable len: N``;
+* 1259c00 (2019-02, OFED 4.6): ``Receive buffer size (bytes): b0,..,b7,`` and a ``buffer``
+  row under ``enabled``; a60252a (2021-05, OFED 5.x) adds ``default priority:`` (+ ``\tprio:N``
+  rows) and ``total_size=N`` at the end of the buffer line, renamed ``max_buffer_size=N`` by
+  b8c08c5 (2023-05); 374d9b5 (2024-11) drops ``default priority:``; before d477a17 (2022-05)
+  python 3 prints the TCs in first-seen order (``tc: 1`` before ``tc: 0``);
+* every release: ``tc: N ratelimit: unlimited|X.Y Gbps, tsa: ets, bw: N%|strict|vendor|unknown``
+  and ``\t priority:  N`` rows; without rate-limit support the ``tc: N ratelimit: ..., tsa: ``
+  prefix is lost and the header is the bare TSA; the ``... not supported on your system`` lines
+  and the lldpad ``****** WARNING ...`` line (+ blank line) come before the report.
+
+Refused (MlnxQosError, a ValueError): a line none of these releases prints, named as
+``SOURCE line N '...': what is wrong`` (so a release with a new line fails loudly instead of
+losing a setting), a malformed number or TSA inside a known line, a Python traceback, and
+text holding no report (error messages, ``--help``, an empty output). Tabs may have become
+spaces and whitespace runs may be collapsed (pastes, vendor doc pages); prompt lines of a
+pasted session (``$ mlnx_qos ...``, ``root@host:~# mlnx_qos ...``) are skipped.
+
 State dict (``have``), one interface, every key None when unknown / not printed::
 
     dcbx        'os' | 'fw'
-    trust       'pcp' | 'dscp' | 'none' (no trust support)
+    trust       'pcp' | 'dscp' | 'none' (no trust support) | 'both' (5c00758 only)
     pfc         sorted list of PFC-enabled priorities
     dscp2prio   {dscp: priority} as printed (only in dscp trust)
     prio_tc     8 TC numbers, one per priority
@@ -23,7 +51,8 @@ State dict (``have``), one interface, every key None when unknown / not printed:
     prio2buffer 8 buffer numbers, one per priority
     cable_len   int
     info        read-only extras: max_buffer_size, default_priority, warnings,
-                unsupported (the tool's "... not supported" lines), unparsed lines
+                unsupported (the tool's "... not supported" lines), unparsed (always [] now:
+                a line the parser does not know is an error)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -61,11 +90,13 @@ class MlnxQosError(ValueError):
 # Lines are matched after strip(): tabs may have become spaces (pastes), the PFC rows end
 # in three spaces, and vendor doc pages collapse every whitespace run.
 _RE = {
-    "prompt": re.compile(r"^[$#]\s*(\S*/)?mlnx_qos\b"),
+    # a pasted session's prompt: "$ mlnx_qos", "root@host:~# mlnx_qos", "[u@h dir]$ sudo mlnx_qos"
+    "prompt": re.compile(r"^(?:\[[^\]]*\]|[^\s$#]*)[$#]\s*(?:sudo\s+)?(\S*/)?mlnx_qos\b"),
     "warning": re.compile(r"^\*+\s*WARNING:\s*(.*?)\s*\**\Z"),
     "unsupported": re.compile(r"^(.*\bnot supported on your system)!?\Z"),
     "dcbx": re.compile(r"^DCBX mode:\s*(OS|Firmware) controlled\Z"),
-    "trust": re.compile(r"^Priority trust state:\s*(\S+)\Z"),
+    # "Priority trust mode:" is 5c00758 (2017-06) only
+    "trust": re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\Z"),
     "dscp_head": re.compile(r"^dscp2prio mapping:\Z"),
     "dscp_row": re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)\Z"),
     "deflt_head": re.compile(r"^default priority:\Z"),
@@ -78,7 +109,7 @@ _RE = {
     "pfc_buffer": re.compile(r"^buffer((?:\s+\d){8})\Z"),
     "tc_head": re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*(unlimited|([0-9.]+)\s*Gbps)\s*,\s*tsa:\s*(.*)\Z"),
     # Without rate-limit support the "tc: N ratelimit: ..., tsa: " prefix is not printed.
-    "tsa": re.compile(r"^(?:(ets)(?:,\s*bw:\s*(\d+)\s*%)?|(strict|vendor|unknown|cb_shaper))\Z"),
+    "tsa": re.compile(r"^(?:(ets),\s*bw:\s*(\d+)\s*%|(strict|vendor|unknown))\Z"),
     "tc_member": re.compile(r"^priority:\s*(\d)\Z"),
     "traceback": re.compile(r"^Traceback \(most recent call last\):"),
 }
@@ -107,15 +138,27 @@ def _check_not_error(text):
         raise MlnxQosError("mlnx_qos printed no QoS report: %s" % ("; ".join(words) or "(no output)"), text)
 
 
+def _known_elsewhere(line):
+    return any(_RE[key].match(line) for key in ("dscp_row", "deflt_row", "pfc_prio", "pfc_enabled", "pfc_buffer",
+                                                 "tsa", "tc_member"))
+
+
+def _where(section):
+    return {None: "outside its section", "dscp": "inside dscp2prio mapping", "default": "inside default priority",
+            "pfc": "inside PFC configuration", "tc": "inside a TC"}.get(section, section)
+
+
 def parse_report(text, source="mlnx_qos output"):
     """Parse the report ``mlnx_qos -i IF [-a]`` prints, any release (see samples/mlnx_qos.txt).
 
-    Handles: lldpad warning + blank line first, ``default priority:`` (<= 2024-11), the
-    buffer line ending in ``max_buffer_size=N`` / ``total_size=N`` / a bare comma, dscp
-    lists wrapped every 8 values on repeated ``prio:N dscp:`` lines, TCs in any order,
-    TC headers without the ``tc: N ratelimit: ..., tsa:`` prefix, trailing spaces and
-    tabs turned into spaces. Raises MlnxQosError on error text or a traceback, and on a
-    malformed number inside a known line, as ``SOURCE line N '...': what is wrong``.
+    Handles every layout of the module docstring: lldpad warning + blank line first,
+    ``Priority trust mode:`` (2017), ``default priority:`` (2021-05 .. 2024-11), the buffer
+    line ending in ``max_buffer_size=N`` / ``total_size=N`` / a bare comma, dscp lists
+    wrapped every 8 values on repeated ``prio:N dscp:`` lines, TCs in any order, TC headers
+    without the ``tc: N ratelimit: ..., tsa:`` prefix, trailing spaces and tabs turned into
+    spaces. Raises MlnxQosError on error text or a traceback, on a line mlnx_qos cannot
+    print and on a malformed number or TSA inside a known line, as
+    ``SOURCE line N '...': what is wrong``.
     """
     text = text or ""
     _check_not_error(text)
@@ -184,8 +227,8 @@ def parse_report(text, source="mlnx_qos output"):
             for tok in match.group(1).split(","):
                 tok = tok.strip()
                 if not tok:
-                    continue      # releases before 2022-12 end the line with a bare comma
-                if "=" in tok:    # max_buffer_size=N (2023-05+) or total_size=N (2022-12..2023-05)
+                    continue      # before a60252a (2021-05), or with no total size, the line ends in a bare comma
+                if "=" in tok:    # max_buffer_size=N (b8c08c5, 2023-05+) or total_size=N (a60252a 2021-05 .. 2023-05)
                     info["max_buffer_size"] = num(line, tok.split("=", 1)[1].strip(), what="a buffer size")
                 else:
                     sizes.append(num(line, tok, what="a buffer size in bytes"))
@@ -227,11 +270,14 @@ def parse_report(text, source="mlnx_qos output"):
         if tsa_text is not None:
             section = "tc"
             tsa_match = _RE["tsa"].match(tsa_text)
-            if tsa_match and tsa_match.group(1):
+            if not tsa_match:
+                # pretty_print() prints 'ets, bw: N%', 'strict', 'vendor' or 'unknown' (CBS too)
+                raise bad(line, "TSA %r is not 'ets, bw: N%%', strict, vendor or unknown" % tsa_text)
+            if tsa_match.group(1):
                 tc["tsa"] = "ets"
-                tc["bw"] = int(tsa_match.group(2)) if tsa_match.group(2) else None
+                tc["bw"] = int(tsa_match.group(2))
             else:
-                tc["tsa"] = tsa_match.group(3) if tsa_match else "unknown"
+                tc["tsa"] = tsa_match.group(3)
                 tc["bw"] = 0
             tcs.append(tc)
             continue
@@ -239,7 +285,8 @@ def parse_report(text, source="mlnx_qos output"):
         if match and section == "tc" and tcs:
             tcs[-1]["prios"].append(int(match.group(1)))
             continue
-        info["unparsed"].append(line)
+        raise bad(line, "not a line mlnx_qos prints%s" % (
+            " here (%s)" % _where(section) if _known_elsewhere(line) else ""))
 
     if state["trust"] == "dscp":
         state["dscp2prio"] = dscp2prio
