@@ -7,6 +7,21 @@ readiness verdict.
 * ``parse_lspci`` reads ``lspci -D -nn -vvv`` (also plain ``lspci -vvv`` captures): per
   function its class, vendor, ``NUMA node``, bridge bus range and the ACS capability
   (``ACSCap``/``ACSCtl`` flags, printed by pciutils ls-ecaps.c as ``Name+``/``Name-``).
+  It follows the printing code of pciutils/pciutils lspci.c (show_device: the function
+  header ``[DDDD:]BB:DD.F class: name`` at column 0, everything else indented, a blank
+  line after each function under -v), ls-caps.c (cap_express: the port types;
+  cap_express_link/link_speed/link_compare: LnkCap/LnkSta) and ls-ecaps.c (cap_acs), tags
+  v3.5.0 to v3.14.0 (samples ``tests/unit/fixtures/samples/lspci_pcie.txt``). LnkSta notes
+  by version: none before 3.6 (one line ending in ``TrErr- ...``); ``(ok)``,
+  ``(downgraded)`` or ``(strange)`` on every port in 3.6-3.7; from 3.8 nothing when equal
+  to LnkCap, ``(downgraded)`` below it (not on root/downstream ports), ``(overdriven)``
+  above it. Speeds are 2.5/5/8/16/32/64/128GT/s or ``unknown``. Indented lines are free
+  text (VPD strings, vendor capabilities) except LnkCap, LnkSta, ACSCap and ACSCtl, whose
+  layout is checked; a column-0 line that is not a function header, an indented line
+  before the first header, a note or speed lspci cannot print, or ACS flags other than the
+  seven ls-ecaps.c prints are a ValueError naming the line. Lines of lspci's own messages
+  (``lspci: ...``, ``pcilib: ...``, stderr when captured with 2>&1) and ``-x`` hex dump
+  lines are accepted and skipped.
 * ``upstream_bridges`` walks up from an endpoint: the sysfs device path
   (``$SYSFS_PATH/bus/pci/devices/<bdf>`` resolves to ``.../pci0000:16/0000:16:01.0/
   0000:17:00.0/...``) when it has bridges in it, else the bridges' ``Bus: secondary=``
@@ -52,13 +67,23 @@ _FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
 # "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)"; the note is " (ok)", " (downgraded)" or
 # " (strange)" on endpoints and upstream ports, absent on root and downstream ports and before
 # pciutils 3.6 (which ends the line in a comma); an unknown speed code prints "unknown".
-_LINK_RE = re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>unknown|\d+(?:\.\d+)?GT/s)(?:\s*\((?P<snote>[a-z]+)\))?,"
+_SPEED = r"(?:unknown|(?:2\.5|5|8|16|32|64|128)GT/s)"
+_NOTE = r"(?:\s\((?:ok|downgraded|strange|overdriven)\))?"
+_LINK_RE = re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>" + _SPEED + r")(?:\s*\((?P<snote>[a-z]+)\))?,"
                       r"\s*Width x(?P<width>\d+)(?:\s*\((?P<wnote>[a-z]+)\))?(?:,.*)?\Z")
+_LNKSTA_RE = re.compile(r"Speed " + _SPEED + _NOTE + r", Width x\d+" + _NOTE +
+                        r"(?:,(?: [A-Za-z]+[+-])*)?\Z")     # < 3.6: ", TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-"
+_LNKCAP_RE = re.compile(r"Port #\d+, Speed " + _SPEED + r", Width x\d+, ASPM .+\Z")
+_ACS_LINE_RE = re.compile(r"SrcValid[+-] TransBlk[+-] ReqRedir[+-] CmpltRedir[+-] UpstreamFwd[+-] EgressCtrl[+-] "
+                          r"DirectTrans[+-]\Z")
+_HEXDUMP_RE = re.compile(r"^[0-9a-f]{2,3}:(?: [0-9a-f]{2})+\s*\Z")
+_OWN_MESSAGE = ("lspci: ", "pcilib: ", "WARNING: ")
 _CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
 _BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
                      r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
 _PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
-                      r"Legacy Endpoint|Root Complex Integrated Endpoint|PCI-Express to PCI/PCI-X Bridge|"
+                      r"Legacy Endpoint|Root Complex Integrated Endpoint|Root Complex Event Collector|"
+                      r"PCI-Express to PCI/PCI-X Bridge|"
                       r"PCI/PCI-X to PCI-Express Bridge)")
 
 
@@ -80,18 +105,22 @@ def parse_lspci(text, source="lspci output"):
     access_denied (lspci ran without root: capabilities not shown)."""
     devices = {}
     cur = None
-    for line in (text or "").splitlines():
+    for number, line in enumerate((text or "").splitlines(), 1):
         if not line.strip():
             continue
         if not line[0].isspace():
+            if line.startswith(_OWN_MESSAGE) or _HEXDUMP_RE.match(line):
+                continue      # lspci's own messages (2>&1 captures) and -x hex dumps
             match = _HEADER_RE.match(line)
             try:
                 bdf = normalize_bdf(match.group("bdf")) if match else None
             except ValueError:
                 bdf = None        # device above 1f / function above 7: not a function header
             if bdf is None:
-                cur = None
-                continue
+                if not devices and not any(_HEADER_RE.match(ln) for ln in (text or "").splitlines()):
+                    break         # no function header at all: the error below names the first line
+                raise ValueError("%s line %d '%s': not a PCI function header ('[DDDD:]BB:DD.F class: name'); "
+                                 "lspci prints nothing else at column 0" % (source, number, line.strip()[:80]))
             cur = {"bdf": bdf, "class": match.group("cls").strip(),
                    "class_id": (match.group("clsid") or "").lower() or None,
                    "description": match.group("desc").strip(),
@@ -102,6 +131,9 @@ def parse_lspci(text, source="lspci output"):
             devices[cur["bdf"]] = cur
             continue
         if cur is None:
+            if any(_HEADER_RE.match(ln) for ln in (text or "").splitlines()):
+                raise ValueError("%s line %d '%s': indented line before the first PCI function header"
+                                 % (source, number, line.strip()[:80]))
             continue
         stripped = line.strip()
         if stripped.startswith("NUMA node:"):
@@ -127,10 +159,15 @@ def parse_lspci(text, source="lspci output"):
                                   "ctl_word": None}
         elif stripped.startswith(("LnkCap:", "LnkSta:")):
             _link_line(cur, stripped, source)
-        elif stripped.startswith("ACSCap:") and cur["acs"] is not None:
-            cur["acs"]["cap"] = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
-        elif stripped.startswith("ACSCtl:") and cur["acs"] is not None:
-            ctl = dict((n, v == "+") for n, v in _FLAG_RE.findall(stripped.split(":", 1)[1]))
+        elif stripped.startswith(("ACSCap:", "ACSCtl:")) and cur["acs"] is not None:
+            flags = stripped.split(":", 1)[1].strip()
+            if not _ACS_LINE_RE.match(flags):
+                raise ValueError("%s line %d '%s' of %s: not the seven ACS flags ls-ecaps.c prints (SrcValid+/- ... "
+                                 "DirectTrans+/-)" % (source, number, stripped[:100], cur["bdf"]))
+            if stripped.startswith("ACSCap:"):
+                cur["acs"]["cap"] = dict((n, v == "+") for n, v in _FLAG_RE.findall(flags))
+                continue
+            ctl = dict((n, v == "+") for n, v in _FLAG_RE.findall(flags))
             cur["acs"]["ctl"] = ctl
             cur["acs"]["ctl_word"] = flags_to_word(ctl)
     if not devices:
@@ -151,8 +188,10 @@ def _link_line(device, stripped, source):
     speed/width (what it trained to), the notes lspci printed, and ``downgraded``
     (lspci's own note, else the comparison with LnkCap)."""
     key, _sep, rest = stripped.partition(":")
-    match = _LINK_RE.match(rest.strip())
-    if not match:
+    rest = rest.strip()
+    match = _LINK_RE.match(rest)
+    layout = _LNKCAP_RE if key == "LnkCap" else _LNKSTA_RE
+    if not match or not layout.match(rest):
         raise ValueError("%s: %s line %r of %s: no 'Speed NGT/s, Width xN'" % (source, key, stripped[:100], device["bdf"]))
     link = device["link"] = device["link"] or {"cap_speed": None, "cap_width": None, "speed": None, "width": None,
                                                "speed_note": None, "width_note": None, "downgraded": None}

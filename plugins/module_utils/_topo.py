@@ -3,12 +3,29 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse ``nvidia-smi topo -m`` and derive GPU to NIC rails from it.
 
-Pure functions, standard library only (runs on the target). Layout rules (samples file
-``nvidia_smi_topo.txt``): TAB separated with an empty corner cell, diagonal `` X ``,
-NIC columns named ``NIC#`` with a ``NIC Legend:`` block on newer drivers or named by
-device on older ones, trailing ``CPU Affinity`` / ``NUMA Affinity`` / optional
-``GPU NUMA ID`` columns whose cells may be empty, ANSI escapes on a TTY, and pasted copies
-with TABs expanded to spaces.
+Pure functions, standard library only (runs on the target). nvidia-smi is closed source:
+there is no printing code to follow, so the grammar is the one every public capture in
+``tests/unit/fixtures/samples/nvidia_smi_topo.txt`` shows (drivers from the K80/DGX-1 era
+through R570/R575: TOPO-DOC-K80-MLX4-CPUAFF, TOPO-DOC-DGX1-V100, TOPO-REAL-OLDFMT-2GPU,
+TOPO-REAL-A100-2GPU-OLDNIC, TOPO-REAL-A100-10NIC, TOPO-REAL-H100-NV18-8NIC,
+TOPO-REAL-RTX6000ADA-4NIC, TOPO-REAL-2X5090-NONIC):
+
+* a header line: an empty corner cell, then ``GPU#`` columns, NIC columns named ``NIC#``
+  (drivers ~R470 and later, with a ``NIC Legend:`` block) or by device (``mlx5_0``,
+  ``mlx4_0``: older drivers), then the trailing columns ``CPU Affinity`` (always),
+  ``NUMA Affinity`` (~R418 and later) and ``GPU NUMA ID`` (~R525 and later);
+* one row per column, in column order: the label, one relation per column (`` X `` on the
+  diagonal; X SYS SOC NODE PHB PXB PIX NV#), the trailing cells, which may be empty (NIC
+  rows, an empty CPU Affinity) and are preceded by an extra empty cell before GPU NUMA ID;
+* a blank line, ``Legend:`` with ``CODE = text`` lines, and ``NIC Legend:`` with
+  ``NIC#: device`` lines when the columns are ``NIC#``.
+
+Cells are TAB separated; on a TTY the header is wrapped in ANSI underline escapes; pasted
+copies often have TABs expanded to spaces and trailing whitespace trimmed, so rows are also
+read on whitespace runs. ``parse`` is the strict reader (used by the corpus test): text
+without the matrix, a line the tool cannot print, a row or legend that does not match the
+header is a TopoParseError naming the line. ``parse_topo`` keeps its older contract for
+the facts module (text without a header gives empty lists: "No devices were found").
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +42,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GPU_LABEL = re.compile(r"^GPU\d+\Z")
 _LEGEND_LINE = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*\Z")
 _RELATION = re.compile(r"^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N/A)\Z")
+# Legend lines: "  X    = Self", "  NV#  = Connection traversing ...", old "X   = Self" at column 0.
+_LEGEND_CODE = re.compile(r"^\s*(X|SYS|SOC|NODE|PHB|PXB|PIX|NV#)\s+=\s+\S.*\Z")
+_NIC_COLUMN = re.compile(r"^NIC\d+\Z")
 # Trailing columns whose headers contain spaces; renamed so a whitespace split keeps them whole.
 _TRAILING_HEADERS = (("GPU NUMA ID", "gpu_numa_id"), ("CPU Affinity", "cpu_affinity"),
                      ("NUMA Affinity", "numa_affinity"))
@@ -225,3 +245,55 @@ def assign_rails(topo, usable=None):
         rails.append({"gpu": gpu["name"], "index": gpu["index"], "device": chosen,
                       "relation": relation, "nearest": candidates})
     return rails, compute
+
+
+def _refuse(number, line, why):
+    raise TopoParseError("nvidia-smi topo -m line %d '%s': %s" % (number, line.strip()[:80], why))
+
+
+def parse(text):
+    """Strict ``nvidia-smi topo -m`` reader: ``parse_topo``'s result, or TopoParseError.
+
+    Refused: no matrix header (empty text, "No devices were found", another tool's
+    output), a line before the header, a row whose label is not a column or that repeats
+    one, a column without its row, a ``NIC#`` column without its ``NIC Legend`` entry, and
+    after the matrix any line that is not blank, ``Legend:``, ``NIC Legend:``, a legend
+    entry or a ``NIC#: device`` entry."""
+    lines = strip_ansi(text).replace("\r", "").split("\n")
+    header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
+    if header_at is None:
+        first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), None)
+        if first is None:
+            raise TopoParseError("nvidia-smi topo -m: empty output (expected the GPU topology matrix)")
+        _refuse(first[0], first[1], "no matrix header (a TAB or blank corner cell, then GPU0 ...): "
+                                    "not 'nvidia-smi topo -m' output")
+    for number, line in enumerate(lines[:header_at], 1):
+        if line.strip():
+            _refuse(number, line, "text before the matrix header (nvidia-smi prints the header first)")
+    result = parse_topo(text)
+    columns, dummy = _header_columns(lines[header_at])
+    seen = []
+    at = header_at + 1
+    while at < len(lines) and lines[at].strip():
+        label = lines[at].split("\t")[0].strip() if "\t" in lines[at] else lines[at].split()[0]
+        if label not in columns:
+            _refuse(at + 1, lines[at], "row %r is not a column of the header %s" % (label, columns))
+        if label in seen:
+            _refuse(at + 1, lines[at], "row %r printed twice" % label)
+        seen.append(label)
+        at += 1
+    missing = [column for column in columns if column not in seen]
+    if missing:
+        raise TopoParseError("nvidia-smi topo -m: no row for column(s) %s (cut-off matrix)" % ", ".join(missing))
+    for number, line in enumerate(lines[at:], at + 1):
+        stripped = line.strip()
+        if not stripped or stripped in ("Legend:", "NIC Legend:") or _LEGEND_CODE.match(line) \
+                or _LEGEND_LINE.match(line):
+            continue
+        _refuse(number, line, "not a legend line (nvidia-smi prints only 'Legend:' and 'NIC Legend:' blocks "
+                              "after the matrix)")
+    unnamed = [c for c in columns if _NIC_COLUMN.match(c) and c not in result["nic_legend"]]
+    if unnamed:
+        raise TopoParseError("nvidia-smi topo -m: column(s) %s without a 'NIC Legend:' entry (cut-off output)"
+                             % ", ".join(unnamed))
+    return result
