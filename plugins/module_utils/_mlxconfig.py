@@ -37,6 +37,9 @@ Refusal: text with none of these lines raises ``ValueError`` naming the first li
 a Configurations table that is not a row of that table (wrong number of values, unrelated text,
 ``...`` left by a person trimming a paste) raises ``ValueError`` naming it. Values are returned
 as printed (``ETH(2)``); ``split_value`` / ``same_value`` compare them.
+
+Samples: tests/unit/fixtures/samples/mlxconfig.txt (mlxconfig and mstconfig, both layouts), pinned by
+tests/unit/test_corpus.py; the grammar tests are test_grammar_mlxconfig.py.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -34,6 +34,9 @@ Followed (read, not copied): Mellanox/mstflint at HEAD b9d9e84 (4.36, May 2026):
 Values are the text as printed; ``N/A`` becomes None for GUIDs, MACs, VSDs and versions. A line
 neither tool prints raises ``ValueError`` naming it; text with none of their lines, or only
 ``-E-`` lines, raises ``ValueError`` (never an empty result).
+
+Samples: tests/unit/fixtures/samples/flint.txt and mlxfwmanager.txt, pinned by tests/unit/test_corpus.py;
+the grammar tests are test_grammar_mlxfw.py.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -389,7 +389,13 @@ def parse_log(text, source="NCCL log"):
     ``gdr_enabled``: NCCL's per-HCA "GPU Direct RDMA Enabled/Disabled" line (absent before 2.12);
     ``gdr_used``: True when a channel over the HCA says ``/GDRDMA``, False when channels over it never
     do, None when the log shows no channel over it. A log without one NET/IB or "Using network" line is
-    an error (not an NCCL_DEBUG=INFO log, or it was cut before the transport was chosen)."""
+    an error (not an NCCL_DEBUG=INFO log, or it was cut before the transport was chosen).
+
+    Follows NVIDIA/nccl 2.4-2.24: src/debug.cc ``ncclDebugLog`` (the ``host:pid:tid [dev] NCCL INFO`` prefix),
+    src/transport/net_ib.cc (``net_ib/init.cc`` in recent versions: the ``NET/IB : Using`` and ``GPU Direct RDMA``
+    lines), src/transport/net.cc (``via NET/IB/i[/GDRDMA]``), src/init.cc (``Using network``). Lines that
+    are not NCCL INFO lines (the application's own output) are skipped: a log interleaves them. Samples:
+    tests/unit/fixtures/samples/nccl.txt, pinned by tests/unit/test_corpus.py."""
     nodes = {}
     seen = False
     for number, line in enumerate((text or "").splitlines(), 1):

@@ -35,6 +35,9 @@ Besides the keys of the shared design, the result carries ``nccl_tests_version``
 ``avg_busbw_ok`` (True/False when ``NCCL_TESTS_MIN_BW``/``-m`` checked it, else None), ``group``
 in each rank, and ``timestamp`` / ``i_*`` figures in rows when printed. Times are in us (1.x
 printed ms and is converted), bandwidths in GB/s as printed.
+
+Samples: tests/unit/fixtures/samples/nccl_tests.txt (nccl-tests 1.x to 2.17), pinned by
+tests/unit/test_corpus.py; the grammar tests are test_grammar_nccl_tests.py.
 """
 
 from __future__ import absolute_import, division, print_function

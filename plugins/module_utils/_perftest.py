@@ -38,6 +38,9 @@ Besides the keys of the shared design, the result carries ``settings`` (the sett
 key -> value as printed) and ``value`` (the single figure ``--output=bandwidth|latency|message_rate``
 prints, else None). ``ib_port`` stays None: perftest does not print the port. Bandwidth rows
 are in ``units``; latency rows in usec (5-column tables leave t_avg .. p99_9 None).
+
+Samples: tests/unit/fixtures/samples/perftest.txt (perftest 2.x to 25.x, IB and RoCE, error outputs), pinned
+by tests/unit/test_corpus.py; the grammar tests are test_grammar_perftest.py.
 """
 
 from __future__ import absolute_import, division, print_function
