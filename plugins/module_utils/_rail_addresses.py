@@ -166,27 +166,61 @@ def _json(text, argv):
     return data
 
 
+def _entries(data, what):
+    if not isinstance(data, list):
+        raise ValueError("ip -j %s show printed %r, not a JSON list" % (what, data))
+    for entry in data:
+        if not isinstance(entry, dict):
+            raise ValueError("%s entry %r is not a JSON object (ip -j %s show)" % (what, entry, what))
+    return data
+
+
 def parse_rules(data):
-    """``ip -j rule show`` -> [{"priority", "from", "table"}] (table numbers as int where numeric)."""
+    """``ip -j rule show`` -> [{"priority", "from", "table"}] (table numbers as int where numeric).
+
+    Follows iproute2 ip/iprule.c print_rule (JSON since v4.17, 0dd4ccc5; read at ee2a4a86):
+    ``priority`` always, ``src`` always ("all", an address, or "0" with ``srclen``), ``table``
+    a name or a decimal string, absent for ``goto``/``action`` rules (then None here);
+    ``not`` (null) marks an inverted selector: its ``from`` reads ``not ADDRESS``. Samples:
+    tests/unit/fixtures/samples/ip_rule_json.txt."""
     out = []
-    for rule in data:
-        if not isinstance(rule, dict) or "priority" not in rule:
-            raise ValueError("rule entry without priority: %r" % (rule,))
+    for rule in _entries(data, "rule"):
+        priority = rule.get("priority")
+        if isinstance(priority, bool) or not isinstance(priority, int) or priority < 0:
+            raise ValueError("rule entry without a numeric priority (ip -j rule always prints it): %r" % (rule,))
         src = rule.get("src", "all")
+        if not isinstance(src, str) or (rule.get("srclen") is not None and not isinstance(rule["srclen"], int)):
+            raise ValueError("rule entry with a src/srclen ip -j rule cannot print: %r" % (rule,))
         if rule.get("srclen") is not None:
             src = "%s/%s" % (src, rule["srclen"])
+        if "not" in rule:
+            src = "not " + src
         table = rule.get("table")
+        if table is not None and (isinstance(table, bool) or not isinstance(table, (str, int))):
+            raise ValueError("rule entry with a table ip -j rule cannot print: %r" % (rule,))
         table = int(table) if isinstance(table, str) and table.isdigit() else table
-        out.append({"priority": int(rule["priority"]), "from": src, "table": table})
+        out.append({"priority": priority, "from": src, "table": table})
     return out
 
 
 def parse_routes(data, family):
+    """``ip -j route show`` -> [{"dst", "gateway", "src", "dev"}].
+
+    Follows iproute2 ip/iproute.c print_route (JSON since v4.17; read at ee2a4a86): ``dst``
+    always ("default", ADDR/LEN, or a host address without /LEN), optional ``type`` for
+    non-unicast routes, ``gateway``, ``dev``, ``prefsrc``; a multipath route has ``nexthops``
+    instead of a top-level gateway/dev (None here). Samples:
+    tests/unit/fixtures/samples/ip_route_json.txt."""
     out = []
-    for route in data:
-        if not isinstance(route, dict) or "dst" not in route:
-            raise ValueError("route entry without dst: %r" % (route,))
-        dst = route["dst"]
+    for route in _entries(data, "route"):
+        dst = route.get("dst")
+        if not isinstance(dst, str) or not dst:
+            raise ValueError("route entry without dst (ip -j route always prints it): %r" % (route,))
+        for key in ("gateway", "dev", "prefsrc", "type"):
+            if route.get(key) is not None and not isinstance(route[key], str):
+                raise ValueError("route entry with a %s ip -j route cannot print: %r" % (key, route))
+        if "nexthops" in route and not isinstance(route["nexthops"], list):
+            raise ValueError("route entry whose nexthops is not a list: %r" % (route,))
         if dst == "default":
             dst = "default" if family == 4 else "default6"
         elif "/" not in dst:
