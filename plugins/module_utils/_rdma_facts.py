@@ -470,10 +470,34 @@ def parse_ibstat(text, devices, errors):
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}\Z")
 
 
-def parse_show_gids(text, devices):
-    """``show_gids``: DEV PORT INDEX GID [IPv4] VER [DEV]; TABs or spaces, lexicographic order."""
-    for raw in (text or "").splitlines():
+_SHOW_GIDS_HEADER = re.compile(r"^DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*\Z")
+_SHOW_GIDS_RULE = re.compile(r"^-{3}\s+-{4}\s+-{5}\s+-{3}\s+-{12}\s+-{3}\s+-{3}\s*\Z")
+_SHOW_GIDS_FOOTER = re.compile(r"^n_gids_found=\d+\s*\Z")
+_ANNOTATION = re.compile(r"^\s*(?:\$ .*|#.*|\[rc=-?\d+\])\s*\Z")
+
+
+def _refuse_line(tool, number, line, layout):
+    raise ValueError("%s line %d '%s': not a line %s prints (%s)" % (tool, number, line.strip()[:120], tool, layout))
+
+
+def parse_show_gids(text, devices, strict=False):
+    """``show_gids``: DEV PORT INDEX GID [IPv4] VER [DEV]; TABs or spaces, lexicographic order.
+
+    Follows Mellanox/mlnx-tools ``sbin/show_gids`` (and the MLNX_OFED 4.x-5.x ofed_scripts copy):
+    the header and ``---`` rule, one row per non-zero GID (``$dev\t$port\t$index\t$gid\t$ipv4  \t$ver\t$ndev``,
+    the IPv4 column empty unless the GID is IPv4-mapped, DEV empty on InfiniBand ports), the
+    ``n_gids_found=N`` footer. ``strict``: a line show_gids cannot print (not the header, rule,
+    footer, a row with a GID of 8 hex groups and v1/v2, or a ``$``/``#``/``[rc=N]`` annotation)
+    raises ValueError naming it; text with no row and no footer raises too."""
+    rows = footer = 0
+    for number, raw in enumerate((text or "").splitlines(), 1):
         tokens = raw.split()
+        if strict and tokens and not (_SHOW_GIDS_HEADER.match(raw.strip()) or _SHOW_GIDS_RULE.match(raw.strip())
+                                      or _ANNOTATION.match(raw)):
+            if _SHOW_GIDS_FOOTER.match(raw.strip()):
+                footer += 1
+            elif not _show_gids_row(tokens):
+                _refuse_line("show_gids", number, raw, "DEV PORT INDEX GID [IPv4] VER [DEV], the header, n_gids_found=N")
         if len(tokens) < 5 or not tokens[1].isdigit() or not tokens[2].isdigit():
             continue
         name, port_number, index, gid = tokens[0], int(tokens[1]), int(tokens[2]), normalize_gid(tokens[3])
@@ -484,6 +508,7 @@ def parse_show_gids(text, devices):
             rest = rest[1:]
         if not rest or rest[0] not in ("v1", "v2"):
             continue
+        rows += 1
         version, netdev = rest[0], (rest[1] if len(rest) > 1 else None)
         port = _port(_device(devices, name), port_number)
         if port["link_layer"] is None and netdev:
@@ -494,7 +519,22 @@ def parse_show_gids(text, devices):
         port["gids"].append(gid_entry(index, gid, gid_type(version, link_layer), netdev))
         if index == 0 and netdev and not port["netdev"]:
             port["netdev"] = netdev
+    if strict and not rows and not footer:
+        refuse_unrecognised("show_gids", text or "", False, "'show_gids' output (DEV PORT INDEX GID [IPv4] VER [DEV])")
     return devices
+
+
+_GID_TEXT = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}\Z")
+
+
+def _show_gids_row(tokens):
+    """A show_gids row: DEV PORT INDEX GID [IPv4] v1|v2 [DEV], nothing after."""
+    if len(tokens) < 5 or not tokens[1].isdigit() or not tokens[2].isdigit() or not _GID_TEXT.match(tokens[3]):
+        return False
+    rest = tokens[4:]
+    if _IPV4.match(rest[0]):
+        rest = rest[1:]
+    return bool(rest) and rest[0] in ("v1", "v2") and len(rest) <= 2
 
 
 _IB2N = re.compile(
@@ -503,14 +543,24 @@ _IB2N = re.compile(
     r" ==> (?P<netdev>\S+) \((?P<carrier>\w+)\)\s*\Z")
 
 
-def parse_ibdev2netdev(text, devices):
+def parse_ibdev2netdev(text, devices, strict=False):
     """``ibdev2netdev`` and ``ibdev2netdev -v`` (anchored on ' fw ', ' port ', ' ==> ': the
-    -v description may hold spaces, commas and parentheses)."""
-    for raw in (text or "").splitlines():
+    -v description may hold spaces, commas and parentheses).
+
+    Follows MLNX_OFED ofed_scripts ``ibdev2netdev`` (4.x-24.x; mlnx-tools ``sbin/ibdev2netdev``):
+    ``$ibdev port $port ==> $ndev ($state)`` and with ``-v``
+    ``$pci $ibdev ($type - $board_id) $description fw $fw port $port ($port_state) ==> $ndev ($state)``.
+    ``strict``: a line that is none of these (nor a blank, ``$``/``#`` annotation) raises ValueError
+    naming it; text with no line of the tool raises too."""
+    found = 0
+    for number, raw in enumerate((text or "").splitlines(), 1):
         line = re.sub(r"^\s*#\s*", "", raw).rstrip()
         match = _IB2N.match(line)
         if not match:
+            if strict and raw.strip() and not _ANNOTATION.match(raw):
+                _refuse_line("ibdev2netdev", number, raw, "DEV port N ==> NETDEV (Up|Down), or the -v layout")
             continue
+        found += 1
         device = _device(devices, match.group("dev"))
         port = _port(device, int(match.group("port")))
         port["netdev"] = match.group("netdev")
@@ -520,6 +570,8 @@ def parse_ibdev2netdev(text, devices):
             device["fw_ver"] = match.group("fw")
         if match.group("state") and not port["state"]:
             port["state"] = state_word(match.group("state"))
+    if strict and not found:
+        refuse_unrecognised("ibdev2netdev", text or "", False, "'ibdev2netdev' output (DEV port N ==> NETDEV (Up|Down))")
     return devices
 
 
