@@ -40,10 +40,13 @@ def topo(ctx):
     gpus = [("GPU%d" % g["index"], g["bdf"], True) for g in p.gpus]
     nics = []
     for i, nic in enumerate(p.nics):
-        label = nic["dev"] if fmt == "names" else "NIC%d" % i
+        label = nic["dev"] if fmt in ("names", "cpu_affinity_only") else "NIC%d" % i
         nics.append((label, nic["bdf"], False))
     devs = gpus + nics
-    head = "\t" + "\t".join(d[0] for d in devs) + "\tCPU Affinity\tNUMA Affinity"
+    # "cpu_affinity_only": the oldest drivers (K80/DGX-1 era, samples TOPO-DOC-*) print no
+    # NUMA Affinity column and name NICs by device
+    numa_column = fmt != "cpu_affinity_only"
+    head = "\t" + "\t".join(d[0] for d in devs) + "\tCPU Affinity" + ("\tNUMA Affinity" if numa_column else "")
     if fmt == "legend_numa_id":
         head += "\tGPU NUMA ID"
     lines = [head]
@@ -53,14 +56,14 @@ def topo(ctx):
         row = label + "\t" + "\t".join(cells)
         if is_gpu:
             numa = p.numa_of(bdf)
-            row += "\t%s\t%s" % (cpus.get(str(numa), ""), numa)
+            row += "\t%s" % cpus.get(str(numa), "") + ("\t%s" % numa if numa_column else "")
             if fmt == "legend_numa_id":
                 row += "\t\tN/A"
         else:
-            row += "\t\t" + ("\t\t" if fmt == "legend_numa_id" else "")
+            row += ("\t\t" if numa_column else "\t") + ("\t\t" if fmt == "legend_numa_id" else "")
         lines.append(row)
     out = "\n".join(lines) + "\n\n" + LEGEND
-    if fmt != "names":
+    if fmt not in ("names", "cpu_affinity_only"):
         out += "\nNIC Legend:\n\n" + "".join("  NIC%d: %s\n" % (i, n["dev"]) for i, n in enumerate(p.nics)) + "\n"
     return out
 

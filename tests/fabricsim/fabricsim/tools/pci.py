@@ -60,6 +60,30 @@ def _bus_numbers(p, bdf):
     return bus(bdf), min(bus(b) for b in children), max(bus(b) for b in below)
 
 
+def _lnksta(version, kind, cap, sta):
+    """The LnkSta lines as pciutils ``version`` prints them (ls-caps.c cap_express_link and
+    link_compare; samples lspci_pcie.txt): <= 3.5 one line with the status flags and no notes,
+    3.6-3.7 "(ok)"/"(downgraded)"/"(strange)" on every port, >= 3.8 a note only when the
+    value differs from LnkCap ("(downgraded)" below it, never on root or downstream ports;
+    "(overdriven)" above it). Profile key ``pciutils`` ("3.5", "3.7", "3.8"), default 3.7."""
+    flags = "TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-"
+    s_cmp = (SPEED_ORDER.index(sta[0]) > SPEED_ORDER.index(cap[0])) - (SPEED_ORDER.index(sta[0]) < SPEED_ORDER.index(cap[0]))
+    w_cmp = (sta[1] > cap[1]) - (sta[1] < cap[1])
+    if version == "3.5":
+        return "\t\tLnkSta:\tSpeed %s, Width x%d, %s\n" % (sta[0], sta[1], flags)
+    if version == "3.7":
+        def note(cmp):
+            return " (%s)" % {0: "ok", -1: "downgraded", 1: "strange"}[cmp]
+    else:
+        def note(cmp):
+            if cmp > 0:
+                return " (overdriven)"
+            if cmp == 0 or kind in ("root_port", "switch_down"):
+                return ""
+            return " (downgraded)"
+    return "\t\tLnkSta:\tSpeed %s%s, Width x%d%s\n\t\t\t%s\n" % (sta[0], note(s_cmp), sta[1], note(w_cmp), flags)
+
+
 def lspci(args, ctx):
     p = ctx.profile
     verbose = sum(a.count("v") for a in args if a.startswith("-v") or a in ("-vv", "-vvv"))
@@ -93,10 +117,7 @@ def lspci(args, ctx):
         if cap:
             out.append("\t\tLnkCap:\tPort #0, Speed %s, Width x%d, ASPM not supported\n" % (cap[0], cap[1]))
             out.append("\t\t\tClockPM- Surprise- LLActRep- BwNot- ASPMOptComp+\n")
-            s_ok = "ok" if SPEED_ORDER.index(sta[0]) >= SPEED_ORDER.index(cap[0]) else "downgraded"
-            w_ok = "ok" if sta[1] >= cap[1] else "downgraded"
-            out.append("\t\tLnkSta:\tSpeed %s (%s), Width x%d (%s)\n" % (sta[0], s_ok, sta[1], w_ok))
-            out.append("\t\t\tTrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n")
+            out.append(_lnksta(p.data.get("pciutils", "3.7"), dev["kind"], cap, sta))
         if dev.get("acs_cap"):
             out.append("\tCapabilities: [%s v1] Access Control Services\n" % dev.get("acs_offset", "0x220")[2:])
             out.append("\t\tACSCap:\t%s\n" % _flags(dev["acs_cap"]))
