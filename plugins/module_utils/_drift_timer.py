@@ -219,10 +219,7 @@ def main_block(config, host=None):
         sys.stderr.write("rdma-fabric-drift: %s: %s\n" % (type(exc).__name__, exc))
         return 1
     try:
-        if config.get("textfile"):
-            _fileio.write_atomic(config["textfile"], text, 0o644, make_dirs=0o755)
-        else:
-            sys.stdout.write(text)
+        _fileio.write_textfile(config.get("textfile"), text)
     except (IOError, OSError, ValueError) as exc:
         sys.stderr.write("rdma-fabric-drift: %s\n" % exc)
         return 1

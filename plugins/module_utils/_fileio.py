@@ -29,6 +29,7 @@ import errno
 import fcntl
 import os
 import stat
+import sys
 import tempfile
 import time
 
@@ -106,6 +107,15 @@ def write_atomic(path, data, mode=0o644, uid=None, gid=None, make_dirs=None):
         raise
     _fsync_dir(directory)
 
+
+def write_textfile(path, text):
+    """A node timer's Prometheus textfile: ``path`` replaced atomically, 0644 (node_exporter's
+    textfile collector reads it under its own account), parents made 0755; no path: stdout.
+    Raises OSError/ValueError as write_atomic does."""
+    if path:
+        write_atomic(path, text, 0o644, make_dirs=0o755)
+    else:
+        sys.stdout.write(text)
 
 def read_regular(path, limit=DEFAULT_READ_LIMIT, tail=False, what="file"):
     """The bytes of the regular file ``path``: no symlink followed, no FIFO or device opened

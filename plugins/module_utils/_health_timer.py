@@ -125,11 +125,7 @@ def main(argv):
     try:
         config = json.loads(_fileio.read_text(argv[1], 4 * _fileio.MiB, what="config"))
         findings, text = run(config)
-        if config.get("textfile"):
-            # 0644: node_exporter's textfile collector reads it under its own account
-            _fileio.write_atomic(config["textfile"], text, 0o644, make_dirs=0o755)
-        else:
-            sys.stdout.write(text)
+        _fileio.write_textfile(config.get("textfile"), text)
     except (IOError, OSError, ValueError) as exc:
         sys.stderr.write("rdma-fabric-health: %s\n" % exc)
         return 1
