@@ -93,9 +93,93 @@ def ibstatus(args, ctx):
     return "".join(out), "", 0
 
 
+# ibv_devinfo -v device attributes and capability lists as rdma-core's devinfo.c prints them
+# (MLNX_OFED 5.x ships rdma-core: the same layout), values of the real ConnectX-6 Dx sample
+# IBVDEV-REAL-CX6DX-RDMACORE-V (ibv_devinfo.txt): key, value; a list after a key is printed
+# one flag a line at five TABs ('NO SUPPORT', 'C-VLAN stripping offload', ...).
+_DEVINFO_CAPS = [
+    ("max_mr_size", "0xffffffffffffffff"), ("page_size_cap", "0xfffffffffffff000"), ("max_qp", "131072"),
+    ("max_qp_wr", "32768"),
+    ("device_cap_flags", "0xed721c36", ["BAD_PKEY_CNTR", "BAD_QKEY_CNTR", "AUTO_PATH_MIG", "CHANGE_PHY_PORT",
+                                        "PORT_ACTIVE_EVENT", "SYS_IMAGE_GUID", "RC_RNR_NAK_GEN", "MEM_WINDOW", "XRC",
+                                        "MEM_MGT_EXTENSIONS", "MEM_WINDOW_TYPE_2B", "RAW_IP_CSUM",
+                                        "MANAGED_FLOW_STEERING", "Unknown flags: 0xC8400000"]),
+    ("max_sge", "30"), ("max_sge_rd", "30"), ("max_cq", "16777216"), ("max_cqe", "4194303"), ("max_mr", "16777216"),
+    ("max_pd", "8388608"), ("max_qp_rd_atom", "16"), ("max_ee_rd_atom", "0"), ("max_res_rd_atom", "2097152"),
+    ("max_qp_init_rd_atom", "16"), ("max_ee_init_rd_atom", "0"), ("atomic_cap", "ATOMIC_HCA (1)"), ("max_ee", "0"),
+    ("max_rdd", "0"), ("max_mw", "16777216"), ("max_raw_ipv6_qp", "0"), ("max_raw_ethy_qp", "0"),
+    ("max_mcast_grp", "2097152"), ("max_mcast_qp_attach", "240"), ("max_total_mcast_qp_attach", "503316480"),
+    ("max_ah", "2147483647"), ("max_fmr", "0"), ("max_srq", "8388608"), ("max_srq_wr", "32767"), ("max_srq_sge", "31"),
+    ("max_pkeys", "128"), ("local_ca_ack_delay", "16"),
+    ("general_odp_caps", "", ["ODP_SUPPORT", "ODP_SUPPORT_IMPLICIT"]),
+    ("rc_odp_caps", "", ["SUPPORT_SEND", "SUPPORT_RECV", "SUPPORT_WRITE", "SUPPORT_READ", "SUPPORT_SRQ"]),
+    ("uc_odp_caps", "", ["NO SUPPORT"]),
+    ("ud_odp_caps", "", ["SUPPORT_SEND"]),
+    ("xrc_odp_caps", "", ["SUPPORT_SEND", "SUPPORT_WRITE", "SUPPORT_READ", "SUPPORT_SRQ"]),
+    ("completion timestamp_mask", "\t\t0x7fffffffffffffff"), ("hca_core_clock", "1000000kHZ"),
+    ("raw packet caps", "", ["C-VLAN stripping offload", "Scatter FCS offload", "IP csum offload", "Delay drop"]),
+    ("device_cap_flags_ex", "0x15ED721C36", ["RAW_SCATTER_FCS", "PCI_WRITE_END_PADDING", "Unknown flags: 0x100000000"]),
+]
+_DEVINFO_TAIL = (
+    "\ttso_caps:\n\t\tmax_tso:\t\t\t262144\n\t\tsupported_qp:\n\t\t\t\t\tSUPPORT_RAW_PACKET\n"
+    "\trss_caps:\n\t\tmax_rwq_indirection_tables:\t\t\t524288\n\t\tmax_rwq_indirection_table_size:\t\t\t2048\n"
+    "\t\trx_hash_function:\t\t\t\t0x1\n\t\trx_hash_fields_mask:\t\t\t\t0x800000FF\n"
+    "\t\tsupported_qp:\n\t\t\t\t\tSUPPORT_RAW_PACKET\n\tmax_wq_type_rq:\t\t\t8388608\n"
+    "\tpacket_pacing_caps:\n\t\tqp_rate_limit_min:\t1kbps\n\t\tqp_rate_limit_max:\t100000000kbps\n"
+    "\t\tsupported_qp:\n\t\t\t\t\tSUPPORT_RAW_PACKET\n\ttag matching not supported\n"
+    "\n\tcq moderation caps:\n\t\tmax_cq_count:\t65535\n\t\tmax_cq_period:\t4095 us\n\n"
+    "\tmaximum available device memory:\t131072Bytes\n\n\tnum_comp_vectors:\t\t%d\n")
+_PHYS_STATE = {1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING", 5: "LINK_UP",
+               6: "LINK_ERROR_RECOVERY", 7: "PHY TEST"}
+_SPEED = {2.5: 1, 5.0: 2, 10.0: 8, 14.0: 16, 25.0: 32, 50.0: 64, 100.0: 128, 200.0: 256}
+
+
+def _devinfo_key(key, value):
+    """'\tkey:' + the TABs of devinfo.c's format string (the value at column 40; a value given
+    with leading TABs keeps them: 'completion timestamp_mask:\t\t\t')."""
+    if value.startswith("\t"):
+        return "\t%s:\t%s\n" % (key, value)
+    column = 8 + len(key) + 1
+    return "\t%s:%s%s\n" % (key, "\t" * max(1, (40 - column // 8 * 8) // 8), value)
+
+
+def _devinfo_caps():
+    out = []
+    for entry in _DEVINFO_CAPS:
+        key, value = entry[0], entry[1]
+        out.append("\t%s:\n" % key if value == "" else _devinfo_key(key, value))
+        out.extend("\t\t\t\t\t%s\n" % flag for flag in (entry[2] if len(entry) > 2 else []))
+    return "".join(out)
+
+
+def _devinfo_port_verbose(port, pnum, options):
+    """The -v port lines of devinfo.c between link_layer and the GIDs."""
+    from .. import health_faults
+    eth = port["link_layer"] == "Ethernet"
+    rate = 10 if port.get("down") else port.get("rate", 100)
+    lane = float(rate) / 4
+    speed = "%.1f Gbps (%d)" % (lane, _SPEED[lane]) if lane in _SPEED else "invalid speed (0)"
+    out = ("\t\t\tmax_msg_sz:\t\t0x40000000\n\t\t\tport_cap_flags:\t\t%s\n\t\t\tport_cap_flags2:\t0x0000\n"
+           "\t\t\tmax_vl_num:\t\t%s\n\t\t\tbad_pkey_cntr:\t\t0x0\n\t\t\tqkey_viol_cntr:\t\t0x0\n"
+           "\t\t\tsm_sl:\t\t\t0\n\t\t\tpkey_tbl_len:\t\t%d\n\t\t\tgid_tbl_len:\t\t%d\n"
+           "\t\t\tsubnet_timeout:\t\t%d\n\t\t\tinit_type_reply:\t0\n\t\t\tactive_width:\t\t4X (2)\n"
+           "\t\t\tactive_speed:\t\t%s\n" % (
+               "0x04010000" if eth else "0xa751e848", "invalid value (0)" if eth else "4 (3)", 1 if eth else 128,
+               health_faults.GID_TABLE_SIZE, 0 if eth else 18, speed))
+    if options.get("effective_speed"):
+        out += "\t\t\teffective_speed:\t%.1f Gbps\n" % rate
+    return out + "\t\t\tphys_state:\t\t%s (%d)\n" % (_PHYS_STATE.get(pnum, "invalid physical state"), pnum)
+
+
 def ibv_devinfo(args, ctx):
+    """rdma-core devinfo.c: without -v the short layout; -v (-vv: the same one level) adds the
+    device attributes with their capability lists, the port attributes and the GIDs. Profile
+    option ``ibv_devinfo`` (a dict): ``effective_speed`` (rdma-core 2026 b8675bad5 prints
+    ``effective_speed:``), ``ofed4`` (MLNX_OFED 4.x: a ``Device ports:`` header, every GID
+    full hex without a type suffix)."""
     p = ctx.profile
-    verbose = "-v" in args or "--verbose" in args
+    options = p.data.get("ibv_devinfo") or {}
+    verbose = "-v" in args or "-vv" in args or "--verbose" in args
     dev = None
     for i, a in enumerate(args):
         if a in ("-d", "--ib-dev") and i + 1 < len(args):
@@ -115,6 +199,10 @@ def ibv_devinfo(args, ctx):
                    "\thw_ver:\t\t\t\t%s\n\tboard_id:\t\t\t%s\n\tphys_port_cnt:\t\t\t%d\n" % (
                        nic["dev"], nic["fw"], nic["node_guid"], nic["sys_image_guid"], model["vendor_part_id"],
                        model["hw_rev"], nic["board_id"], len(nic["ports"])))
+        if verbose:
+            out.append(_devinfo_caps() + _DEVINFO_TAIL % 63)
+        if options.get("ofed4"):
+            out.append("\tDevice ports:\n")
         for port in nic["ports"]:
             state, snum, phys, pnum = p.port_state(port)
             lid, smlid = _lids(port)
@@ -126,8 +214,11 @@ def ibv_devinfo(args, ctx):
                        "\t\t\tport_lmc:\t\t0x00\n\t\t\tlink_layer:\t\t%s\n" % (
                            port["port"], state, snum, active, mtu_code[active], smlid, lid, port["link_layer"]))
             if verbose:
+                out.append(_devinfo_port_verbose(port, pnum, options))
                 for idx, addr, gtype, dummy in p.gids(nic, port):
-                    if port["link_layer"] == "Ethernet":
+                    if options.get("ofed4"):
+                        out.append("\t\t\tGID[%3d]:\t\t%s\n" % (idx, addr.exploded))
+                    elif port["link_layer"] == "Ethernet":
                         text = str(addr) if gtype == "RoCE v2" else addr.exploded
                         if gtype == "RoCE v2" and addr.ipv4_mapped:
                             text = "::ffff:" + str(addr.ipv4_mapped)
