@@ -82,7 +82,7 @@ def test_the_timer_plan_and_its_config():
     assert plan["requests"] == [{"resource": "node_files", "name": "health timer", "config": plan["timer"]}]
     config = json.loads(plan["timer"]["files"][3]["content"])
     assert config["host"] == "gpu-01" and config["interval"] == 2 and config["checks"] == spec["checks"]
-    assert config["period_seconds"] == 3600.0    # health_timer_every: 1h, exported for the staleness alerts
+    assert config["period_seconds"] == 300.0    # health_timer_every: 5min, exported for the staleness alerts
     assert spec["read"]["checks"]["sm"] is True and "nccl_log" not in spec["read"]
     assert area_plan({}, "health", _spec(health_timer="no"))["timer"]["units"][0]["enabled"] is False
 
