@@ -3,7 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one ``ethtool -S IF`` parser (fabric health: pause frames, discards, symbol errors).
 
-Layout (ethtool ``do_gnicstats`` / ``dump_stats``, samples ``ethtool_S_mlx5.txt``):
+Follows ethtool ``ethtool.c`` ``do_gnicstats`` / ``dump_stats`` (git.kernel.org
+network/ethtool, unchanged from 3.x to 6.x: ``printf("     %.*s: %llu\\n", ETH_GSTRING_LEN,
+name, value)`` after ``NIC statistics:``) and the mlx5 counter names of the kernel's
+``drivers/net/ethernet/mellanox/mlx5/core/en_stats.c`` (Linux 4.x-6.x, MLNX_OFED 4-24);
+samples ``tests/unit/fixtures/samples/ethtool_S_mlx5.txt``. Layout:
 
 * a first line ``NIC statistics:``, then one counter per line, ``5 spaces + name + ': ' + u64``
   (decimal, no separators). Pasted copies may turn the indent into a TAB or other spaces:

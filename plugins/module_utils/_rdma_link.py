@@ -10,7 +10,7 @@ Follows iproute2 ``rdma/link.c`` ``link_parse_cb`` and its ``link_print_*`` help
 * iproute2 >= 5.5 (b0a688a5): ``link DEV/PORT `` then ``key value `` pairs, each with a
   trailing space: ``subnet_prefix``, ``lid``, ``sm_lid``, ``lmc`` (IB only), ``state``,
   ``physical_state``, ``netdev`` (absent without a netdev); ``-d`` adds ``netdev_index N``
-  and, on a SECOND line, ``    caps: <A, B>`` (``"\n    caps: <"``; with ``-oneline``,
+  and, on a SECOND line, ``    caps: <A, B>`` (``"\\n    caps: <"``; with ``-oneline``,
   iproute2 >= 6.7, ``"\\    caps: <"`` on the same line).
 * before 5.5: ``IDX/PORT: DEV/PORT: state ... physical_state ... netdev ...``.
 * ``rdma -j link``: a JSON list of objects; since 5.5 ``ifname`` is the device and ``port``
