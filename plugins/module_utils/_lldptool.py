@@ -73,9 +73,9 @@ What ``parse_tlvs`` makes of it (decisions):
     tcbw: PG percentages, tsa: None}``. CIN FCoE -> ethertype 0x8906.
   * a present APP TLV with no body lines is ``[]`` (no entries, what lldptool prints for an
     empty table); a body line that is not an APP entry is an error, so a body none of whose
-    lines parse is an error, never ``[]``. PFC/ETS need their value lines (unknown extra
-    ``Key: value`` lines are ignored, they hide no entry); bad numbers, counts or words are
-    errors. Every error is ``LldpParseError``: ``"<TLV name> line N '<line>': <problem>"``.
+    lines parse is an error, never ``[]``. PFC/ETS need their value lines; a ``Key: value``
+    line their printer never prints is an error (``_TLV_KEYS``), and so are bad numbers,
+    counts or words (MACsec yes|no, PFC capable TCs 0-15, CBS [not ]supported, MAX_TCS 1-8). Every error is ``LldpParseError``: ``"<TLV name> line N '<line>': <problem>"``.
   * value lines may be indented by TABs or spaces; backspaces (raw or pasted as ``^H``) and
     other control bytes are dropped; text before the first TLV name line is an error.
 
@@ -200,8 +200,32 @@ def _need(body, fields, key):
     return fields[key]
 
 
+# lldp_8021qaz_clif.c prints exactly these 'Name: value' lines per TLV (a line none of them is an error)
+_TLV_KEYS = {
+    "pfc": ("willing", "macsec bypass capable", "pfc capable traffic classes", "pfc enabled"),
+    "ets_cfg": ("willing", "cbs", "max_tcs", "prio_map", "tc bandwidth", "tsa_map"),
+    "ets_rec": ("prio_map", "tc bandwidth", "tsa_map"),
+}
+
+
+def _check_keys(body, fields, kind):
+    for key, (lineno, line, value) in sorted(fields.items(), key=lambda item: item[1][0]):
+        if key not in _TLV_KEYS[kind]:
+            body.fail(lineno, line, "not a line lldptool prints in this TLV (expected %s)"
+                      % ", ".join(k for k in _TLV_KEYS[kind]))
+        if key == "macsec bypass capable":
+            _yes_no(body, lineno, line, value)
+        elif key == "pfc capable traffic classes":
+            _int(body, lineno, line, value, 0, 15, "number of traffic classes")
+        elif key == "cbs" and value.lower() not in ("supported", "not supported"):
+            body.fail(lineno, line, "expected 'supported' or 'not supported', got %r" % value)
+        elif key == "max_tcs":
+            _int(body, lineno, line, value, 1, 8, "MAX_TCS")
+
+
 def _parse_pfc(body):
     fields = _fields(body)
+    _check_keys(body, fields, "pfc")
     lineno, line, willing = _need(body, fields, "willing")
     entry = {"willing": _yes_no(body, lineno, line, willing)}
     lineno, line, enabled = _need(body, fields, "pfc enabled")
@@ -241,6 +265,7 @@ def _index_map(body, lineno, line, value, check):
 
 def _parse_ets(body, with_willing):
     fields = _fields(body)
+    _check_keys(body, fields, "ets_cfg" if with_willing else "ets_rec")
     entry = {}
     if with_willing:
         lineno, line, willing = _need(body, fields, "willing")
@@ -653,13 +678,17 @@ def pfc_from_bitmask(text, tlv_enabled=None):
 
 
 _IDENTITY_TLVS = {"Chassis ID TLV": "chassis_id", "Port ID TLV": "port_id", "System Name TLV": "system_name"}
-_SUBTYPED = re.compile(r"([A-Za-z][A-Za-z ]*?):\s*(\S.*)\Z")
+# lldp_mand_clif.c print_chassis_id() / print_port_id(): the subtype label before the value
+_SUBTYPED = re.compile(r"(MAC|IPv4|IPv6|Bad IPv4|Bad IPv6|Network Address Type [0-9]+|Chassis Component|IfAlias|"
+                       r"Interface Alias|Port Component|Ifname|Local|Agent Circuit ID|Bad Chassis ID|Bad Port ID):\s*(\S.*)\Z")
 
 
 def parse_identity(text):
     """Who the neighbour is, from a ``lldptool -t -n`` dump: ``chassis_id``, ``port_id`` (the value
-    after its subtype label, ``Ifname: swp1`` -> ``swp1``; the label in ``port_id_subtype``) and
-    ``system_name``; None for a TLV the dump lacks (openlldp lldp_basman_clif.c / lldp_mand_clif.c)."""
+    after its subtype label, ``Ifname: swp1`` -> ``swp1``, ``IPv4: 10.0.0.150`` -> ``10.0.0.150``; the label
+    in ``port_id_subtype``) and ``system_name``; None for a TLV the dump lacks (openlldp lldp_basman_clif.c /
+    lldp_mand_clif.c, whose labels are MAC, IPv4, IPv6, Chassis/Port Component, IfAlias / Interface Alias,
+    Ifname, Local, Agent Circuit ID, Network Address Type N and the Bad ... forms)."""
     out = {"chassis_id": None, "port_id": None, "port_id_subtype": None, "system_name": None}
     current = None
     for raw in (text or "").splitlines():
