@@ -195,6 +195,11 @@ def _link_line(device, stripped, source):
         raise ValueError("%s: %s line %r of %s: no 'Speed NGT/s, Width xN'" % (source, key, stripped[:100], device["bdf"]))
     link = device["link"] = device["link"] or {"cap_speed": None, "cap_width": None, "speed": None, "width": None,
                                                "speed_note": None, "width_note": None, "downgraded": None}
+    notes = (match.group("snote"), match.group("wnote"))
+    if key == "LnkSta" and set(notes) & {"ok", "strange"} and (None in notes or "overdriven" in notes):
+        # 3.6-3.7 print a note after both values, 3.8+ never print (ok)/(strange)
+        raise ValueError("%s: %s line %r of %s: notes %s mix pciutils layouts (3.6-3.7 note both values, 3.8+ "
+                         "never print 'ok')" % (source, key, stripped[:100], device["bdf"], list(notes)))
     speed, width = _speed(match.group("speed")), int(match.group("width"))
     if key == "LnkCap":
         link["cap_speed"], link["cap_width"] = speed, width
