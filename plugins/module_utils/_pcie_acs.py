@@ -15,7 +15,7 @@ readiness verdict.
   by version: none before 3.6 (one line ending in ``TrErr- ...``); ``(ok)``,
   ``(downgraded)`` or ``(strange)`` on every port in 3.6-3.7; from 3.8 nothing when equal
   to LnkCap, ``(downgraded)`` below it (not on root/downstream ports), ``(overdriven)``
-  above it. Speeds are 2.5/5/8/16/32/64/128GT/s or ``unknown``. Indented lines are free
+  above it. Speeds are 2.5/5/8/16/32/64GT/s (128GT/s after v3.14) or ``unknown``. Indented lines are free
   text (VPD strings, vendor capabilities) except LnkCap, LnkSta, ACSCap and ACSCtl, whose
   layout is checked; a column-0 line that is not a function header, an indented line
   before the first header, a note or speed lspci cannot print, or ACS flags other than the
