@@ -152,7 +152,7 @@ NEAR_MISSES = [
 @SETTINGS
 @given(devices(), st.sampled_from(NEAR_MISSES), st.sampled_from(["tabs", "expanded"]))
 def test_near_misses_are_refused(devs, miss, how):
-    name, change = miss
+    dummy, change = miss
     text = change(render(devs))
     with pytest.raises(ValueError):
         _ibv_devinfo.parse(_pasted(text, how))
