@@ -30,6 +30,25 @@ VARIANTS = {
     # before 2022-05: bare comma after the buffers, TCs in dict (insertion) order
     "old": {"default_prio": True, "buffer_suffix": None, "sorted_tcs": False, "ratelimit": True,
             "defltprio_opt": True, "head_errors": False},
+    # the layouts the corpus shows (tests/unit/fixtures/samples/mlnx_qos.txt), by mlnx-tools commit:
+    # a60252a (2021-05, MLNX_OFED 5.x): "default priority:", total_size=, TCs in first-seen order (python 3)
+    "ofed5": {"default_prio": True, "buffer_suffix": "total_size", "sorted_tcs": False, "ratelimit": True,
+              "defltprio_opt": True, "head_errors": False},
+    # 1259c00 (2019-02, OFED 4.6) .. a60252a: buffer line ending in a bare comma, no "default priority:";
+    # under python 2 (CentOS 7) the TC dict iterates in TC order (MQ-REAL-CENTOS12-*)
+    "ofed46": {"default_prio": False, "buffer_suffix": None, "sorted_tcs": True, "ratelimit": True,
+               "defltprio_opt": False, "head_errors": False},
+    # d1b0709 (2017-09, OFED 4.2) .. 1259c00: no receive-buffer line, no buffer row (MQ-REAL-NETARBITER-OFED42-DSCP)
+    "ofed42": {"default_prio": False, "buffer_suffix": None, "sorted_tcs": True, "ratelimit": True,
+               "defltprio_opt": False, "head_errors": False, "buffers": False},
+    # 5c00758 (2017-06): "Priority trust mode: X" only, no DCBX / cable lines, a blank line after the PFC rows
+    "2017-trust": {"default_prio": False, "buffer_suffix": None, "sorted_tcs": True, "ratelimit": True,
+                   "defltprio_opt": False, "head_errors": False, "buffers": False, "dcbx_line": False,
+                   "trust_line": "mode", "cable_line": False, "pfc_blank": True},
+    # 80fb22e (2017-06, first commit): PFC block + blank line + TCs, nothing else
+    "2017": {"default_prio": False, "buffer_suffix": None, "sorted_tcs": True, "ratelimit": True,
+             "defltprio_opt": False, "head_errors": False, "buffers": False, "dcbx_line": False,
+             "trust_line": None, "cable_line": False, "pfc_blank": True},
     # rate limit query unsupported: TC header lines lose their "tc: N ratelimit: ..., tsa: " prefix
     "norate": {"default_prio": False, "buffer_suffix": None, "sorted_tcs": True, "ratelimit": False,
                "defltprio_opt": False, "head_errors": True},
@@ -580,11 +599,16 @@ def apply_and_report(opts, q, variant, usage, ctrl):
 def report(q, variant, printall=False):
     """pretty_print() of the chosen mlnx_qos release."""
     lines = []
-    lines.append("DCBX mode: OS controlled" if q["dcbx"] == "os" else "DCBX mode: Firmware controlled")
+    if variant.get("dcbx_line", True):
+        lines.append("DCBX mode: OS controlled" if q["dcbx"] == "os" else "DCBX mode: Firmware controlled")
     apps = q["apps"]
     trust = "dscp" if any(a[0] == DCB_SEL_DSCP for a in apps) else "pcp"
-    lines.append("Priority trust state: " + trust)
-    if trust == "dscp":
+    trust_line = variant.get("trust_line", "state")
+    if trust_line == "mode":
+        lines.append("Priority trust mode: " + trust)
+    elif trust_line == "state":
+        lines.append("Priority trust state: " + trust)
+    if trust == "dscp" and trust_line == "state":
         lines.append("dscp2prio mapping:")
         per = [""] * 8
         for sel, prio, proto in apps:
@@ -608,12 +632,15 @@ def report(q, variant, printall=False):
         if variant["buffer_suffix"]:
             msg += "%s=%d" % (variant["buffer_suffix"], q["tot_size"])
         lines.append(msg)
-    lines.append("Cable len: %d" % q["delay"])
+    if variant.get("cable_line", True):
+        lines.append("Cable len: %d" % q["delay"])
     lines.append("PFC configuration:")
     lines.append("\tpriority    0   1   2   3   4   5   6   7")
     lines.append("\tenabled     " + "".join("%1d   " % ((q["pfc_en"] >> up) & 1) for up in range(8)))
     if buffers:
         lines.append("\tbuffer      " + "".join("%1d   " % q["prio2buffer"][up] for up in range(8)))
+    if variant.get("pfc_blank"):
+        lines.append("")        # python 2 'print ""' of the 2017 releases
     tc2up = {}
     if printall:
         for tc in range(8):
