@@ -75,7 +75,8 @@ What ``parse_tlvs`` makes of it (decisions):
     empty table); a body line that is not an APP entry is an error, so a body none of whose
     lines parse is an error, never ``[]``. PFC/ETS need their value lines; a ``Key: value``
     line their printer never prints is an error (``_TLV_KEYS``), and so are bad numbers,
-    counts or words (MACsec yes|no, PFC capable TCs 0-15, CBS [not ]supported, MAX_TCS 1-8). Every error is ``LldpParseError``: ``"<TLV name> line N '<line>': <problem>"``.
+    counts or words (MACsec yes|no, PFC capable TCs 0-15, CBS [not ]supported, MAX_TCS 1-8).
+    Every error is ``LldpParseError``: ``"<TLV name> line N '<line>': <problem>"``.
   * value lines may be indented by TABs or spaces; backspaces (raw or pasted as ``^H``) and
     other control bytes are dropped; text before the first TLV name line is an error.
 
