@@ -20,7 +20,7 @@ import ipaddress
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _bundle, _guid, _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _bundle, _guid, _ibstat, _topo
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     read_sysfs, run_tool, sysfs_path, sysfs_root,
 )
@@ -597,6 +597,16 @@ def _count_gids(devices):
     return sum(len(port["gids"]) for device in devices.values() for port in device["ports"])
 
 
+def _captured(name, parser, captured, devices):
+    """A captured text read strictly (a line the tool cannot print, or no line of it, is an
+    error), the message naming the input: ``captured.NAME line N '...': ...``."""
+    try:
+        parser(captured[name], devices, strict=True)
+    except ValueError as exc:
+        text = str(exc)
+        raise ValueError(text if text.startswith("captured.") else "captured." + text)
+
+
 def read_captured(captured, subsets):
     """Raw inputs of ``derive`` from captured tool texts; touches nothing on the host.
     A text given that holds nothing its parser recognises raises ValueError naming it."""
@@ -608,16 +618,10 @@ def read_captured(captured, subsets):
         if refused:
             raise ValueError("captured.%s" % refused[0])
         refuse_unrecognised("ibstat", captured.get("ibstat"), False, "'ibstat' output (CA 'name' blocks)")
-    if "gids" in subsets or captured.get("show_gids"):
-        count = _count_gids(devices)
-        parse_show_gids(captured.get("show_gids"), devices)
-        refuse_unrecognised("show_gids", captured.get("show_gids"), _count_gids(devices) > count,
-                            "'show_gids' output (DEV PORT INDEX GID [IPv4] VER [DEV])")
-    before = dict((n, [p["netdev"] for p in d["ports"]]) for n, d in devices.items())
-    parse_ibdev2netdev(captured.get("ibdev2netdev"), devices)
-    refuse_unrecognised("ibdev2netdev", captured.get("ibdev2netdev"),
-                        before != dict((n, [p["netdev"] for p in d["ports"]]) for n, d in devices.items()),
-                        "'ibdev2netdev' output (DEV port N ==> NETDEV (Up|Down))")
+    if ("gids" in subsets or captured.get("show_gids")) and captured.get("show_gids") is not None:
+        _captured("show_gids", parse_show_gids, captured, devices)
+    if captured.get("ibdev2netdev") is not None:
+        _captured("ibdev2netdev", parse_ibdev2netdev, captured, devices)
     if "gids" not in subsets:
         for device in devices.values():
             for port in device["ports"]:
@@ -656,6 +660,10 @@ def derive(raw, subsets):
     if raw.get("topo_text"):
         try:
             topo = parse_topo(raw["topo_text"])
+            if not topo["gpus"]:
+                # text with no GPU row is an error, never "no GPUs": the strict reader names why
+                _topo.parse(raw["topo_text"])
+                raise TopoParseError("nvidia-smi topo -m: no GPU row in the matrix")
         except TopoParseError as exc:
             errors.append({"tool": "nvidia-smi", "cmd": ["nvidia-smi"] + NVIDIA_SMI_TOPO, "rc": 0,
                            "stderr": "", "msg": str(exc)})

@@ -236,6 +236,32 @@ def test_derive_bad_topology_is_an_error_entry_not_a_crash():
     assert "unknown relation 'WAT'" in facts["errors"][0]["msg"]
 
 
+@pytest.mark.parametrize("text,why", [
+    ("Failed to initialize NVML: Driver/library version mismatch\n", "no matrix header"),
+    ("ibstat output, not a matrix\n", "no matrix header"),
+])
+def test_derive_topology_without_a_gpu_row_is_an_error_not_no_gpus(text, why):
+    """Issue 29: nvidia-smi output (rc 0) with no matrix is an error entry naming the line,
+    never a host that silently has no GPUs."""
+    raw = {"devices": {}, "topo_text": text, "gpu_list": None, "gpu_pci": {}, "errors": []}
+    facts = rf.derive(raw, {"devices", "gpus"})
+    assert facts["gpus"] == [] and len(facts["errors"]) == 1
+    assert why in facts["errors"][0]["msg"] and text.split()[0] in facts["errors"][0]["msg"]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("show_gids", "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
+                  "mlx5_0\t1\t0\tfe80:0000:0000:0000:0000:0000:0000:0001\t\tv1\tens1\n"
+                  "mlx5_0 1 Segmentation fault\n"),
+    ("ibdev2netdev", "mlx5_0 port 1 ==> ens1f0np0 (Up)\nmlx5_1 port 1 ==> ens1f1np1 (Up) extra words\n"),
+])
+def test_captured_line_the_tool_cannot_print_is_refused_by_name(name, text):
+    """Issue 29: captured texts are read strictly, a stray line is named with its input."""
+    with pytest.raises(ValueError) as err:
+        rf.read_captured({name: text}, {"devices", "gids"})
+    assert str(err.value).startswith("captured.%s line" % name), str(err.value)
+
+
 # ------------------------------------------------------------------ captured parsers
 
 def test_show_gids_exec_synth_lexicographic_to_numeric():
