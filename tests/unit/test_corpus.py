@@ -37,6 +37,8 @@ PIN = os.environ.get("RDMA_FABRIC_CORPUS_PIN", "")
 # samples files that hold no tool output read by a parser, and why
 NOT_READ = {
     "mlx5_sysfs_dcqcn.txt": "a sysfs/debugfs layout reference, no samples",
+    "ibnetdiscover.txt": ("ibsim runs of several infiniband-diags tools, a reference: the failover drill reads "
+                          "'ibnetdiscover -p' with a pattern (playbooks/opensm_failover_drill.yml) and fails when no line matches"),
     "opensm.txt": "OpenSM config sections, stdout and log lines: the collection writes opensm.conf whole and parses none of them",
 }
 
