@@ -152,15 +152,11 @@ def corpus_table():
 
 def test_readme_lists_the_corpus():
     """README.md holds the table between ``<!-- corpus -->`` markers, as corpus_table() makes
-    it (``python tests/unit/test_corpus.py`` prints it)."""
+    it; when it is out of date the failure prints the table to paste."""
     with open(os.path.join(HERE, "..", "..", "README.md")) as handle:
         text = handle.read()
     assert "<!-- corpus -->" in text and "<!-- /corpus -->" in text, "README.md has no corpus table"
     block = text.split("<!-- corpus -->", 1)[1].split("<!-- /corpus -->", 1)[0].strip()
-    assert block == corpus_table(), "README's corpus table is out of date: python tests/unit/test_corpus.py"
+    table = corpus_table()
+    assert block == table, "README's corpus table is out of date; paste this between the markers:\n" + table
 
-
-if __name__ == "__main__":
-    import sys
-    sys.path.insert(0, os.path.join(HERE, "..", "..", ".cache", "collections"))
-    print(corpus_table())

@@ -19,7 +19,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool
 from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
 
 TOOL = "lldptool"
-PARSER = "_lldptool.parse_tlvs / parse_arg / parse_app_config / parse_identity (via _call)"
+PARSER = "_lldptool.parse_tlvs, parse_arg, parse_app_config, parse_identity"
 VERSIONS = "openlldp/lldpad 0.9.4x (2011, TAF) .. 1.1+git20221028 (Debian 12); IEEE and CEE"
 EXPECT_REFUSED = {
     "PFC-SET-NOTCAPABLE": "'Device not capable' rc 1: the set failed (the stray byte after it is dropped)",

@@ -6,8 +6,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool
 
-TOOL = "lldptool -t [-n] (TLV dumps)"
-PARSER = "_lldptool.parse_tlvs + parse_identity"
+TOOL = "lldptool"
+PARSER = "_lldptool.parse_tlvs, parse_identity"
 VERSIONS = "openlldp 0.9.4x (2011, CEE/CIN, old APP) .. 1.1 (2020) / HEAD 00b3c78f (new APP); IEEE, CEE, CIN"
 EXPECT_REFUSED = {}
 SKIP = {}
