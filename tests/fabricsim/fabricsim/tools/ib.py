@@ -68,28 +68,45 @@ def ibstat(args, ctx):
     return "".join(out), "", 0
 
 
+def _ibstatus_port(nic, port, p):
+    """port_status of the ibstatus script: each value echoed from sysfs after a TAB-ended key."""
+    state, snum, phys, pnum = p.port_state(port)
+    lid, smlid = _lids(port)
+    if port.get("down") and port["link_layer"] == "InfiniBand":
+        lid = 0xFFFF
+    gid = p.gids(nic, port)[0][1].exploded
+    rate = "10 Gb/sec (4X SDR)" if port.get("down") else "%d Gb/sec (%s)" % (
+        port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
+    return ("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
+            "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
+            "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum, phys, rate,
+                                          port["link_layer"]))
+
+
 def ibstatus(args, ctx):
+    """rdma-core infiniband-diags/scripts/ibstatus: ``[devname[:port]]...``. Its fatal() echoes
+    ``Fatal error:  <message>`` on STDOUT (echo "Fatal error: " $*) and exits 255, after what the
+    devices before the missing one printed; a port number that has no sysfs directory prints
+    'unknown' values (link_layer falls back to IB)."""
     p = ctx.profile
+    if not args:
+        if not p.nics:
+            return "Fatal error:  No devices\n", "", 255
+        args = [nic["dev"] for nic in p.nics]
     out = []
-    for nic in p.nics:
-        if args and nic["dev"] != args[0]:
-            continue
+    for arg in args:
+        dev, port_arg = arg.split(":")[0], arg.split(":")[-1]
+        nic = next((n for n in p.nics if n["dev"] == dev), None)
+        if nic is None:
+            out.append("Fatal error:  device '%s': sys files not found (/sys/class/infiniband/%s/ports)\n" % (dev, dev))
+            return "".join(out), "", 255
         for port in nic["ports"]:
-            state, snum, phys, pnum = p.port_state(port)
-            lid, smlid = _lids(port)
-            if port.get("down") and port["link_layer"] == "InfiniBand":
-                lid = 0xFFFF
-            gid = p.gids(nic, port)[0][1].exploded
-            rate = "10 Gb/sec (4X SDR)" if port.get("down") else "%d Gb/sec (%s)" % (
-                port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
-            out.append("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
-                       "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
-                       "\tlink_layer:\t %s\n\n" % (
-                           nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum,
-                           phys, rate, port["link_layer"]))
-    if args and not out:
-        return "", "Fatal error:  device '%s': sys files not found (/sys/class/infiniband/%s/ports)\n" % (
-            args[0], args[0]), 255
+            if port_arg == dev or port_arg == str(port["port"]):
+                out.append(_ibstatus_port(nic, port, p))
+        if port_arg != dev and not any(port_arg == str(port["port"]) for port in nic["ports"]):
+            out.append("Infiniband device '%s' port %s status:\n\tdefault gid:\t unknown\n\tbase lid:\t unknown\n"
+                       "\tsm lid:\t\t unknown\n\tstate:\t\t unknown\n\tphys state:\t unknown\n"
+                       "\trate:\t\t unknown\n\tlink_layer:\t IB\n\n" % (dev, port_arg))
     return "".join(out), "", 0
 
 
