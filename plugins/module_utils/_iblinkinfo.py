@@ -7,7 +7,9 @@ Layout rules, read from the printing code of linux-rdma/rdma-core
 ``infiniband-diags/iblinkinfo.c`` (print_port, print_node_header; the same format strings
 since the 2011 extended-speed change d7bb3c119, infiniband-diags 1.5.x, through rdma-core
 v17..v57 and master of 2026), ``ibdiag_common.c`` (get_max_msg), ``libibmad/dump.c`` and
-``libibnetdisc/ibnetdisc.c`` (ibnd_dump_agg_linkspeedext):
+``libibnetdisc/ibnetdisc.c`` (ibnd_dump_agg_linkspeedext); samples
+``tests/unit/fixtures/samples/iblinkinfo.txt`` (MLNX_OFED of 2019, DDR/QDR/HDR pastes, infiniband-diags
+44.0 with ibsim), property tests ``test_grammar_ib_diags.py``:
 
 * default layout: a node header, ``Switch: 0x%016x <desc>:`` or ``CA: <desc>:`` (``Router:``,
   ``??:``), then one line per port:

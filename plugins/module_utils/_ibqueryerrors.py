@@ -5,7 +5,9 @@
 
 Layout rules, read from linux-rdma/rdma-core ``infiniband-diags/ibqueryerrors.c`` (print_results,
 check_threshold, print_port_config, print_summary; the same since rdma-core v17 (2018) to the
-master of 2026; the ``(%5.3f<unit>)`` suffix since the extended counters, infiniband-diags 1.6):
+master of 2026; the ``(%5.3f<unit>)`` suffix since the extended counters, infiniband-diags 1.6);
+samples ``tests/unit/fixtures/samples/ibqueryerrors.txt`` (a 2021 linux-rdma post, UCX #9590,
+infiniband-diags 44.0 with ibsim), property tests ``test_grammar_ib_diags.py``:
 
 * per node with a port over its threshold: ``Errors for 0x%x "<desc>"`` (a switch: its port-0
   GUID, ``PRIx64`` without zero padding) or ``Errors for "<desc>"`` (a CA or router);
@@ -17,7 +19,8 @@ master of 2026; the ``(%5.3f<unit>)`` suffix since the extended counters, infini
 * with ``-r`` (``--report-port``) a ``       Link info: %6d%4d[%2s] ==<link>==>  <remote>`` line
   in iblinkinfo's link and ``--line`` peer layout (see _iblinkinfo);
 * a summary: ``## Summary: N nodes checked, N bad nodes found``,
-  ``##          N ports checked, N ports have errors beyond threshold``, ``## Thresholds: [..]``,
+  ``##          N ports checked, N ports have errors beyond threshold``, ``## Thresholds: [..]``
+  (``[<name> = <value>]`` items side by side; ``## (null)`` when there is no threshold file),
   optionally ``##          N PMA query failures``, ``## Suppressed: <names>``;
 * failures are ``ibwarn: [pid] <function>: <what> query failed on <node>, Lid N port N`` on stderr.
 

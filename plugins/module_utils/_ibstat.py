@@ -3,7 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one ``ibstat`` parser (rdma_facts' device and port facts, the opensm role's port list).
 
-Layout (infiniband-diags ibstat.c, samples ``ibstat.txt``):
+Layout, read from the printing code: linux-rdma/rdma-core ``infiniband-diags/ibstat.c`` (ca_dump,
+port_dump, ca_stat; read at master commit 1d07d99b); samples ``tests/unit/fixtures/samples/ibstat.txt``
+show the same layout in infiniband-diags 44.0 (Debian, ibsim) and rdma-core 39 and 47 (A100/H100
+nodes); property tests ``test_grammar_ibstat.py``:
 
 * ``CA 'name'`` (``Switch 'name'`` when the local node is a switch) at column 0, then the
   CA fields (``CA type``, ``Number of ports``, ``Firmware version``, ``Hardware version``,
@@ -11,7 +14,14 @@ Layout (infiniband-diags ibstat.c, samples ``ibstat.txt``):
   (``State``, ``Physical state``, ``Rate``, ``Base lid``, ``LMC``, ``SM lid``,
   ``Capability mask``, ``Port GUID``, ``Link layer``) twice. Several CAs follow each
   other without a blank line.
+* Values as printed: GUIDs ``0x%016x``, ``Capability mask`` ``0x%08x``, LIDs and ``LMC`` ``%d``,
+  ``Rate`` ``%d``, ``2.5`` (1x SDR) or ``%d (FDR10)``, ``State`` ``???`` beyond Active,
+  ``Physical state`` ``No state change`` .. ``PhyTest`` or ``???``, ``Link layer`` from sysfs
+  (``InfiniBand``, ``Ethernet``; umad's fallback ``IB``, as under ibsim). Firmware version,
+  hardware version and CA type may be empty.
 * ``ibstat CA PORT`` prints ``CA: 'name'`` and the port block without any indent.
+* ca_dump also names node types 3 and 4 (``Router 'name'``, ``iWARP RNIC 'name'``); this parser
+  reads ``CA`` and ``Switch`` only and refuses those headers.
 * Indents are TABs; pasted copies have spaces: indentation is not relied on, the order is.
 * Errors (``ibpanic: ...``, ``ibwarn: ...``) may follow partial output (stdout and
   stderr merged): they are returned in ``errors``, the CAs before them are kept.
@@ -19,7 +29,9 @@ Layout (infiniband-diags ibstat.c, samples ``ibstat.txt``):
 
 Any other line, a field outside a CA, a ``Base lid``/``SM lid``/``LMC``/``Number of ports``
 that is not a number, or a GUID that ``_guid`` refuses raises ``IbstatParseError`` (a
-ValueError) naming the line: unparseable text is an error, never an empty result.
+ValueError) naming the line: unparseable text is an error, never an empty result (blank
+text, what ibstat prints with no device, gives no CAs). A ``Key: value`` line is read into
+``fields`` whatever the key, though ibstat prints only the keys above.
 Standard library only.
 """
 

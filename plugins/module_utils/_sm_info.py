@@ -3,7 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Subnet Manager facts for rdma.fabric.sm_info.
 
-Layout rules (infiniband-diags source, see tests/unit/fixtures/samples/{sminfo,saquery}.txt):
+Layout rules, read from the printing code: linux-rdma/rdma-core ``infiniband-diags/sminfo.c`` (the
+one printf of main, STATESTR) and ``infiniband-diags/saquery.c`` (SMInfoRecord dump, ``-s``
+PortInfoRecord dump), read at master commit 1d07d99b; samples
+``tests/unit/fixtures/samples/{sminfo,saquery}.txt``: the sminfo line is the same in OFED 1.2 (a 2008
+list post) and infiniband-diags 44.0 (ibsim, OpenSM 3.3.23), the saquery dumps are from 44.0;
+property tests ``test_grammar_sm_info.py``:
 
 * ``sminfo``: one line ``sminfo: sm lid N sm guid 0xHEX, activity count N priority N state N NAME``;
   the GUID is printed with ``PRIx64`` (no zero padding), the LID in decimal, NAME is
