@@ -16,3 +16,15 @@ if not os.path.islink(_LINK):
     os.symlink(REPO, _LINK)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
+
+# Property tests (hypothesis): the same examples on every run by default, so that make test
+# cannot fail on a draw no earlier run made; HYPOTHESIS_PROFILE=explore draws new ones (and
+# keeps failures in .hypothesis/) when working on a parser.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:   # the property tests skip themselves
+    _hypothesis_settings = None
+if _hypothesis_settings is not None:
+    _hypothesis_settings.register_profile("rdma_fabric", derandomize=True, database=None)
+    _hypothesis_settings.register_profile("explore")
+    _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rdma_fabric"))

@@ -89,6 +89,8 @@ def reports(draw):
     text = "\n".join(lines) + "\n"
     if spaces:
         text = text.replace("\t", "        ")
+    if trust == "dscp" and rel["trust"] != "state":
+        dscp = {}       # 5c00758 prints "Priority trust mode: dscp" and no dscp2prio block: nothing to read
     want = {"prio_tc": prio_tc, "pfc": [p for p in range(8) if pfc >> p & 1], "trust": trust, "dscp2prio": dscp,
             "buffer_size": sizes if rel["buffer"] is not None else None, "printed": order, "tsa": tsa, "bw": bw,
             "rate": rate, "cable": cable if rel["dcbx"] else None,
