@@ -117,6 +117,7 @@ def write_textfile(path, text):
     else:
         sys.stdout.write(text)
 
+
 def read_regular(path, limit=DEFAULT_READ_LIMIT, tail=False, what="file"):
     """The bytes of the regular file ``path``: no symlink followed, no FIFO or device opened
     for reading, at most ``limit`` bytes. Larger: :class:`FileError`, or with ``tail`` the last

@@ -139,8 +139,8 @@ def _check_not_error(text):
 
 
 def _known_elsewhere(line):
-    return any(_RE[key].match(line) for key in ("dscp_row", "deflt_row", "pfc_prio", "pfc_enabled", "pfc_buffer",
-                                                 "tsa", "tc_member"))
+    keys = ("dscp_row", "deflt_row", "pfc_prio", "pfc_enabled", "pfc_buffer", "tsa", "tc_member")
+    return any(_RE[key].match(line) for key in keys)
 
 
 def _where(section):

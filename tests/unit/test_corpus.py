@@ -145,8 +145,8 @@ def corpus_table():
     lines = ["| tool | samples | real | versions | parser |", "|---|---:|---:|---|---|"]
     for tool in sorted(rows):
         row = rows[tool]
-        lines.append("| `%s` | %d | %d | %s | %s |" % (tool, row["all"], row["real"], "; ".join(row["versions"]),
-                                                     ", ".join("`%s`" % p for p in row["parsers"])))
+        parsers = ", ".join("`%s`" % p for p in row["parsers"])
+        lines.append("| `%s` | %d | %d | %s | %s |" % (tool, row["all"], row["real"], "; ".join(row["versions"]), parsers))
     return "\n".join(lines)
 
 
@@ -159,4 +159,3 @@ def test_readme_lists_the_corpus():
     block = text.split("<!-- corpus -->", 1)[1].split("<!-- /corpus -->", 1)[0].strip()
     table = corpus_table()
     assert block == table, "README's corpus table is out of date; paste this between the markers:\n" + table
-

@@ -15,7 +15,6 @@ from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness, node_
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
 
-
 def _variables(**over):
     variables = helpers.role_defaults("nccl_env")
     variables.update(nccl_env_roce_dscp=26, inventory_hostname="gpu-01")   # the default's template, resolved

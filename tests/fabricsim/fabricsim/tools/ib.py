@@ -79,8 +79,7 @@ def _ibstatus_port(nic, port, p):
         port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
     return ("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
             "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
-            "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum, phys, rate,
-                                          port["link_layer"]))
+            "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum, phys, rate, port["link_layer"]))
 
 
 def ibstatus(args, ctx):

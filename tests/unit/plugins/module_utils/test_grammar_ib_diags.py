@@ -69,8 +69,8 @@ def _iblinkinfo_text(nodes, line_mode):
                 head = '0x%016x "%30s" ' % (guid, node["desc"])
             else:
                 head = "      " + ("" if node["switch"] else "0x%016x " % guid)
-            lines.append("%s%6d %4d[%2s] ==%s==>  %s" % (head, node["lid"], port["port"], port["ext"], _link(port),
-                                                          _remote(port, line_mode)))
+            values = (head, node["lid"], port["port"], port["ext"], _link(port), _remote(port, line_mode))
+            lines.append("%s%6d %4d[%2s] ==%s==>  %s" % values)
     return "".join(line + "\n" for line in lines)
 
 

@@ -51,8 +51,8 @@ def devices(draw):
     for number in range(draw(st.integers(1, 3))):
         dev = {"name": draw(st.sampled_from(["mlx5_%d", "rocep%ds0f1", "irdma%d", "mlx5_bond_%d"])) % number,
                "fw": "%d.%d.%d" % (draw(st.integers(12, 40)), draw(st.integers(0, 45)), draw(st.integers(0, 9999))),
-               "scalars": [(k, str(draw(st.integers(0, 2 ** 31)))) for k in draw(st.lists(st.sampled_from(SCALAR_KEYS),
-                                                                                            unique=True, max_size=4))],
+               "scalars": [(k, str(draw(st.integers(0, 2 ** 31))))
+                           for k in draw(st.lists(st.sampled_from(SCALAR_KEYS), unique=True, max_size=4))],
                "lists": [(k, draw(st.lists(st.sampled_from(FLAGS), min_size=1, max_size=5, unique=True)))
                          for k in draw(st.lists(st.sampled_from(LIST_KEYS), unique=True, max_size=5))],
                "notes": draw(st.lists(st.sampled_from(NOTES), unique=True, max_size=2)),

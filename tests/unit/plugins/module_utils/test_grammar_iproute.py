@@ -33,9 +33,9 @@ def _links(draw):
         if draw(st.booleans()):
             info.append({"family": "inet6", "local": "fe80::%x" % index, "prefixlen": 64, "scope": "link",
                          "valid_life_time": 4294967295, "preferred_life_time": 4294967295})
-        link = {"ifindex": index, "ifname": name, "flags": draw(st.sampled_from([["BROADCAST", "MULTICAST", "UP", "LOWER_UP"],
-                                                                                  ["NO-CARRIER", "BROADCAST", "MULTICAST", "UP"],
-                                                                                  ["BROADCAST", "MULTICAST"]])),
+        flags = draw(st.sampled_from([["BROADCAST", "MULTICAST", "UP", "LOWER_UP"], ["NO-CARRIER", "BROADCAST", "MULTICAST", "UP"],
+                                      ["BROADCAST", "MULTICAST"]]))
+        link = {"ifindex": index, "ifname": name, "flags": flags,
                 "mtu": 9000, "qdisc": "mq", "operstate": "UP", "group": "default", "txqlen": 1000}
         if draw(st.booleans()):  # without -4/-6 the link layer keys are printed too
             link.update(link_type="ether", address="02:00:00:00:00:%02x" % index, broadcast="ff:ff:ff:ff:ff:ff")

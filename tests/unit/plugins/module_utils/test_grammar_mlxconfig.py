@@ -20,8 +20,8 @@ SET = settings(max_examples=40, deadline=None)
 
 # (field width, header widths, blanks before a name, name width, value width) per layout
 LAYOUTS = {"4.25": (16, (16, 36, 16, 18), 9, 36, 16), "4.26": (20, (20, 39, 21, 23), 8, 44, 20)}
-VALUES = st.one_of(st.integers(0, 65535).map(str), st.sampled_from(["True(1)", "False(0)", "ETH(2)", "IB(1)", "Array[0..7]",
-                                                                       "force_relax(1)", "N/A", "MEMIC_ATOMIC_ENABLE(2)"]))
+WORDS = ["True(1)", "False(0)", "ETH(2)", "IB(1)", "Array[0..7]", "force_relax(1)", "N/A", "MEMIC_ATOMIC_ENABLE(2)"]
+VALUES = st.one_of(st.integers(0, 65535).map(str), st.sampled_from(WORDS))
 NAMES = st.from_regex(r"\A[A-Z][A-Z0-9_]{2,30}\Z")
 
 

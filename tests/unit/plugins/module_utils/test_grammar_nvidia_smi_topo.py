@@ -98,8 +98,7 @@ def test_printed_matrices_read_back(system, tabs, ansi):
 
 
 @FAST
-@given(systems(), st.booleans(), st.sampled_from(["drop_row", "bad_code", "drop_legend", "junk_after", "junk_before",
-                                                   "dup_row"]))
+@given(systems(), st.booleans(), st.sampled_from(["drop_row", "bad_code", "drop_legend", "junk_after", "junk_before", "dup_row"]))
 def test_near_misses_are_refused(system, tabs, how):
     lines = _print(system, True, False).split("\n")
     n_rows = system["n_gpu"] + len(system["names"])

@@ -49,8 +49,8 @@ def _print(links, layout, details, oneline=False):
         line = "%d/%d: %s/%d: " % (idx, link["port"], link["device"], link["port"]) if layout == "old" else \
             "link %s/%d " % (link["device"], link["port"])
         if link["subnet_prefix"]:
-            line += "subnet_prefix %s lid %d sm_lid %d lmc %d " % (link["subnet_prefix"], link["lid"], link["sm_lid"],
-                                                                  link["lmc"])
+            values = (link["subnet_prefix"], link["lid"], link["sm_lid"], link["lmc"])
+            line += "subnet_prefix %s lid %d sm_lid %d lmc %d " % values
         line += "state %s physical_state %s " % (link["state"], link["physical_state"])
         if link["netdev"]:
             line += "netdev %s " % link["netdev"] + ("netdev_index %d " % link["netdev_index"] if details else "")
