@@ -62,7 +62,7 @@ def parse_json(text, source="rdma -j link output"):
             raise ValueError("%s: %r is not an rdma link object (ifname, port)" % (source, entry))
         device = entry["ifname"]
         if "/" in device:  # before iproute2 5.5: "DEV/PORT"
-            device, _, port_text = device.partition("/")
+            device, dummy, port_text = device.partition("/")
             if port_text != str(entry["port"]):
                 raise ValueError("%s: %r: ifname port and port differ" % (source, entry))
         link = _new_link(device, entry["port"])

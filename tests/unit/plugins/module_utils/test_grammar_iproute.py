@@ -47,7 +47,7 @@ def _links(draw):
 @settings(max_examples=40, deadline=None)
 @given(_links(), st.booleans())
 def test_ip_addr_reads_back(links, pretty):
-    text = json.dumps([link for link, _ in links], indent=4 if pretty else None, separators=None if pretty else (",", ":"))
+    text = json.dumps([link for link, dummy in links], indent=4 if pretty else None, separators=None if pretty else (",", ":"))
     data = _iproute.parse_json(text)
     for link, addrs in links:
         up, got = _iproute.parse_addr(data, link["ifname"])

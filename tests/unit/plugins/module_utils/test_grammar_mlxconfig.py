@@ -43,7 +43,7 @@ def queries(draw):
     lines.append(header)
     params = {}
     for name in draw(st.lists(NAMES, min_size=1, max_size=8, unique=True)):
-        values = [draw(VALUES) for _ in labels]
+        values = [draw(VALUES) for dummy in labels]
         star = extended and values[-1] != values[0]
         prefix = ("*" if star else "") + " " * (blanks - (1 if star else 0))
         lines.append(prefix + "%-*s" % (name_w, name) + " ".join("%-*s" % (value_w, v) for v in values))

@@ -101,7 +101,7 @@ def lat_outputs(draw):
     sizes = sorted(draw(st.sets(st.integers(1, 23), min_size=1, max_size=5)))
     figures = []
     for exp in sizes:
-        vals = [draw(st.floats(0.5, 5000, allow_nan=False)) for _ in range(7 if nine else 3)]
+        vals = [draw(st.floats(0.5, 5000, allow_nan=False)) for dummy in range(7 if nine else 3)]
         figures.append(vals)
         lines.append((" %-7d %-10d" % (2 ** exp, 1000)) + "".join("     %-7.2f" % v for v in vals))
     lines.append(DASHES)
