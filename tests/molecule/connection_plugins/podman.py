@@ -7,7 +7,8 @@ Molecule's inventory names the connection ``podman``; .config/molecule/config.ym
 directory first in ANSIBLE_CONNECTION_PLUGINS, so the scenarios' nodes are reached through
 this class. A module then runs as one ``podman exec -i NODE python3`` with the module on
 stdin, as over SSH with pipelining, instead of a mount, a mkdir, a copy, a chmod, the run and
-an rm; the container is mounted only when a file is copied in or out."""
+an rm; the container is mounted only when a file is copied in or out. A stopped container
+is unreachable (podman's own error), as a node SSH cannot reach is."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -49,6 +50,7 @@ options:
 
 import shlex  # noqa: E402
 
+from ansible.errors import AnsibleConnectionFailure  # noqa: E402
 from ansible.module_utils.common.text.converters import to_native  # noqa: E402
 from ansible.plugins.connection import ConnectionBase, ensure_connect  # noqa: E402
 from ansible.plugins.loader import connection_loader  # noqa: E402
@@ -76,7 +78,13 @@ class Connection(PodmanConnection):
             return PodmanConnection.exec_command(self, cmd, in_data=None, sudoable=sudoable)
         ConnectionBase.exec_command(self, cmd, in_data=in_data, sudoable=sudoable)
         args = ["exec", "-i"] + (["--user", self.user] if self.user else [])
-        return self._podman(args, shlex.split(to_native(cmd, errors="surrogate_or_strict")), in_data)
+        rc, out, err = self._podman(args, shlex.split(to_native(cmd, errors="surrogate_or_strict")), in_data)
+        if rc in (125, 255) and not out and to_native(err).startswith("Error: "):
+            # podman's own failure (a stopped or missing container; rc 125, or 255 for a stopped
+            # one): unreachable, as SSH's 255 is and as the unpipelined connection's failed mkdir
+            # of its temp dir is
+            raise AnsibleConnectionFailure("podman exec on %s failed: %s" % (self._container_id, to_native(err).strip()))
+        return rc, out, err
 
     def put_file(self, in_path, out_path):
         self._mount()
