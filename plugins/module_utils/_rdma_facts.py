@@ -593,10 +593,6 @@ def refuse_unrecognised(name, text, found, layout):
     raise ValueError("captured.%s line %d '%s': nothing in the text is %s" % (name, first[0], first[1], layout))
 
 
-def _count_gids(devices):
-    return sum(len(port["gids"]) for device in devices.values() for port in device["ports"])
-
-
 def _captured(name, parser, captured, devices):
     """A captured text read strictly (a line the tool cannot print, or no line of it, is an
     error), the message naming the input: ``captured.NAME line N '...': ...``."""
