@@ -441,7 +441,7 @@ def parse_ibstat(text, devices, errors):
         for key in ("node_guid", "sys_image_guid"):
             if ca[key]:
                 device[key] = ca[key]
-        kind_type = fields.get("CA type", fields.get("Switch type"))
+        kind_type = fields.get("%s type" % ca["kind"])          # CA, Switch, Router, iWARP RNIC
         if kind_type is not None:
             device["hca_type"] = kind_type
         for entry in ca["ports"]:
