@@ -4,6 +4,7 @@
 # `lab/test.sh sanity` run on it).
 #   lab/core-matrix.sh            unit, then sanity, on the lowest claimed ansible-core
 #   lab/core-matrix.sh unit|sanity
+#   lab/core-matrix.sh venv       only make its venv (lab/test.sh all makes every venv at once first)
 # The version is the newest patch release of the lowest claimed minor (CORE_LOWEST), checked
 # against requires_ansible below. Its venv is .cache/core-<version>/ (ansible-core, and the
 # pins of requirements.txt the unit tests need); sanity runs as lab/test.sh's run_sanity does.
@@ -51,7 +52,7 @@ make_venv() {
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
-  rm -rf "$venv" && python3 -m venv "$venv" \
+  rm -rf "$venv" && "${PYTHON:-python3}" -m venv "$venv" \
     && "$venv/bin/pip" install -q --disable-pip-version-check "ansible-core==$CORE_LOWEST" "${pins[@]}" \
     && echo "$want" >"$stamp"
 }
@@ -94,6 +95,7 @@ report() {
 }
 
 what=${1:-all}
+[ "$what" = venv ] && { make_venv; exit; }
 stage "venv core-$CORE_LOWEST" make_venv
 [ "${#failed[@]}" -eq 0 ] || { report; exit 1; }
 link_collection
@@ -104,6 +106,6 @@ case "$what" in
     ;;
   unit) stage "unit core-$CORE_LOWEST" run_unit ;;
   sanity) stage "sanity core-$CORE_LOWEST" run_sanity ;;
-  *) echo "usage: $0 [all|unit|sanity]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|unit|sanity|venv]" >&2; exit 2 ;;
 esac
 report

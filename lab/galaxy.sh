@@ -4,6 +4,7 @@
 # ansible-lint). Exit 1 when it reports an error.
 #   lab/galaxy.sh            build into .cache/galaxy/ and import the tarball
 #   lab/galaxy.sh TARBALL    import a tarball already built (e.g. .cache/build/rdma-fabric-*.tar.gz)
+#   lab/galaxy.sh --venv     only make the importer's venv (lab/test.sh all makes every venv at once first)
 # galaxy-importer has its own pins (ansible-core, ansible-lint, ...): it lives in its own venv,
 # .cache/galaxy-venv, not in .venv / requirements.txt. Offline and without containers: no
 # ansible-test run (Galaxy's needs podman or docker and network), ansible-lint offline.
@@ -20,7 +21,7 @@ work="$top/.cache/galaxy"
 if [ "$(cat "$venv/.installed" 2>/dev/null)" != "$GALAXY_IMPORTER_VERSION" ]; then
   echo "galaxy: installing galaxy-importer==$GALAXY_IMPORTER_VERSION into .cache/galaxy-venv"
   rm -rf "$venv"
-  python3 -m venv "$venv" || { echo "galaxy: 'python3 -m venv' failed: install python3-venv" >&2; exit 1; }
+  "${PYTHON:-python3}" -m venv "$venv" || { echo "galaxy: '${PYTHON:-python3} -m venv' failed: install python3-venv" >&2; exit 1; }
   mkdir -p "$top/.cache"
   "$venv/bin/pip" install -q --disable-pip-version-check "galaxy-importer==$GALAXY_IMPORTER_VERSION" \
     >"$top/.cache/galaxy-venv.log" 2>&1 \
@@ -28,6 +29,8 @@ if [ "$(cat "$venv/.installed" 2>/dev/null)" != "$GALAXY_IMPORTER_VERSION" ]; th
          echo "galaxy: pip install galaxy-importer==$GALAXY_IMPORTER_VERSION failed: is PyPI reachable?" >&2; exit 1; }
   echo "$GALAXY_IMPORTER_VERSION" >"$venv/.installed"
 fi
+
+[ "${1:-}" = --venv ] && exit 0
 
 rm -rf "$work" && mkdir -p "$work/tmp" "$work/ansible-tmp"
 if [ $# -ge 1 ]; then

@@ -39,24 +39,50 @@ link_collection() {
   ln -sfn "$top" .cache/collections/ansible_collections/rdma/fabric
 }
 
-both() {  # both "CMD A" "CMD B": two one-core jobs at once (the machines have 2 cores); each
-  # output in full after both end; fails when either fails
-  local la lb pa pb ra rb
-  la=$(mktemp) lb=$(mktemp)
-  $1 >"$la" 2>&1 &
-  pa=$!
-  $2 >"$lb" 2>&1 &
-  pb=$!
-  wait "$pa"; ra=$?
-  wait "$pb"; rb=$?
-  echo "--- $1 (rc $ra)"; cat "$la"
-  echo "--- $2 (rc $rb)"; cat "$lb"
-  rm -f "$la" "$lb"
-  [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ]
+# pool NAME CMD [NAME CMD ...]: the jobs, at most RDMA_FABRIC_JOBS (2, the machines' cores) at
+# once, started in the order given (the longest first, so that the short ones fill the gaps);
+# each job's output printed whole after all end, each job timed and judged as a stage of its
+# own; one more line gives the wall time of the whole pool. Fails when any job fails.
+pool() {
+  local title=$1; shift
+  local max=${RDMA_FABRIC_JOBS:-2} dir start=$SECONDS i=0 rc=0 secs verdict
+  local -a names=()
+  dir=$(mktemp -d)
+  echo "==> $title ($max at once)"
+  while [ $# -ge 2 ]; do
+    names+=("$1")
+    while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do wait -n; done
+    # shellcheck disable=SC2086
+    ( s=$SECONDS
+      if $2 >"$dir/$i.log" 2>&1; then v=ok; else v=FAILED; fi
+      echo "$((SECONDS - s)) $v" >"$dir/$i.result" ) &
+    i=$((i + 1)); shift 2
+  done
+  wait
+  for i in "${!names[@]}"; do
+    echo "==> ${names[$i]}"
+    cat "$dir/$i.log"
+    read -r secs verdict 2>/dev/null <"$dir/$i.result" || { secs=-; verdict=FAILED; }
+    timings+=("$(printf '%-28s %5ss  %s' "${names[$i]}" "$secs" "$verdict")")
+    [ "$verdict" = ok ] || { failed+=("${names[$i]}"); rc=1; }
+  done
+  timings+=("$(printf '%-28s %5ss  (wall, %s at once)' "$title" $((SECONDS - start)) "$max")")
+  rm -rf "$dir"
+  return "$rc"
 }
 
 run_unit() {
   pytest -q -p no:cacheprovider tests/unit
+}
+
+sanity_venv() {
+  # ansible-test's own venv, .cache/sanity-venv: the ansible-core requirements.txt pins
+  local svenv="$top/.cache/sanity-venv" pipver
+  pipver=$(sed -n 's/^ansible-core==//p' requirements.txt)
+  if [ ! -x "$svenv/bin/ansible-test" ] || [ "$("$svenv/bin/python" -c 'import importlib.metadata as m; print(m.version("ansible-core"))' 2>/dev/null)" != "$pipver" ]; then
+    rm -rf "$svenv" && "$PYTHON" -m venv "$svenv" \
+      && "$svenv/bin/pip" install -q --disable-pip-version-check "ansible-core==$pipver" || return 1
+  fi
 }
 
 run_sanity() {
@@ -68,12 +94,7 @@ run_sanity() {
   # ansible-test runs from its own venv, with HOME under .cache so that its per-test
   # venvs and its pip bootstrap stand-in (lab/get_pip_offline.py) stay in the project.
   local home="$top/.cache/sanity-home" svenv="$top/.cache/sanity-venv"
-  local pipver
-  pipver=$(sed -n 's/^ansible-core==//p' requirements.txt)
-  if [ ! -x "$svenv/bin/ansible-test" ] || [ "$("$svenv/bin/python" -c 'import importlib.metadata as m; print(m.version("ansible-core"))' 2>/dev/null)" != "$pipver" ]; then
-    rm -rf "$svenv" && python3 -m venv "$svenv" \
-      && "$svenv/bin/pip" install -q --disable-pip-version-check "ansible-core==$pipver" || return 1
-  fi
+  sanity_venv || return 1
   mkdir -p "$home/.ansible/test/cache"
   for v in $(grep -o "pip='[0-9.]*'" "$svenv"/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | tr -dc '0-9.\n'); do
     cp lab/get_pip_offline.py "$home/.ansible/test/cache/get_pip_${v//./_}.py"
@@ -198,28 +219,34 @@ report() {
   echo "all stages passed"
 }
 
+# The python3 of the system (not .venv's) makes the venvs: lab/test.sh all makes them at once.
+export PYTHON; PYTHON=${PYTHON:-$(PATH=${PATH#"$top/.venv/bin:"} command -v python3)}
 what=${1:-all}
 if [ "$what" = all ] || [ "$what" = molecule ] || [ "$what" = bench ]; then
   stage deps lab/install-deps.sh || true
 fi
-stage venv lab/venv.sh
-[ "${#failed[@]}" -eq 0 ] || { report; exit 1; }
+if [ "$what" = all ]; then
+  # the toolchain, and the venvs of the lowest ansible-core, of ansible-test and of
+  # galaxy-importer, all at once (mostly downloads and unpacking)
+  pool venvs venv lab/venv.sh "venv core-lowest" "lab/core-matrix.sh venv" \
+    "venv sanity" sanity_venv "venv galaxy-importer" "lab/galaxy.sh --venv"
+else
+  stage venv lab/venv.sh
+fi
+for f in "${failed[@]}"; do [ "$f" = venv ] && { report; exit 1; }; done
 link_collection
 
 case "$what" in
   all)
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
-    stage rules run_rules
     # unit tests and ansible-test sanity on the highest (pinned) and the lowest claimed
-    # ansible-core, two at once: each is one busy core
-    stage "unit + lowest-core sanity" both run_unit "lab/core-matrix.sh sanity"
-    stage "sanity + lowest-core unit" both run_sanity "lab/core-matrix.sh unit"
-    stage build run_build
-    stage galaxy lab/galaxy.sh
-    stage lint run_lint
-    stage docs lab/docs.sh lint
-    stage ee lab/ee.sh
+    # ansible-core, build, galaxy, lint, docs, ee, rules: each one busy core (ee: podman
+    # build and one node), two at once, the longest first (the last CI times)
+    pool "checks" \
+      unit run_unit "unit core-lowest" "lab/core-matrix.sh unit" \
+      sanity run_sanity "sanity core-lowest" "lab/core-matrix.sh sanity" \
+      lint run_lint galaxy lab/galaxy.sh ee lab/ee.sh build run_build docs "lab/docs.sh lint" rules run_rules
     # shellcheck disable=SC2046
     molecule_lanes $(scenarios)
     ;;
