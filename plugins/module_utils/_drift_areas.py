@@ -5,9 +5,10 @@
 this node. The controller sends each area's *spec* (``__ROLE_drift_spec`` in the role's vars:
 the role's settings and the files rendered from its templates, with slots such as
 ``@RDMA_FABRIC_OPENSM_GUID@`` for what only the node knows, and no facts); ``state_check``
-reads the facts (``readers``), plans with the roles' own planners (``plan_inputs``:
-``areas/roce_qos.py``, ``areas/nccl_env.py``, ``areas/gpudirect.py``, ``areas/opensm.py``), fills the
-slots, checks and judges, in the same call: one round trip per host.
+reads the facts each area declares (its ``FACTS``, gathered by ``readers``), plans with the
+roles' own planners (``plan_inputs``: the ``plan`` of ``areas/roce_qos.py``, ``areas/nccl_env.py``,
+``areas/gpudirect.py``, ``areas/opensm.py``, ``areas/nic_firmware.py``), fills the slots, checks and
+judges, in the same call: one round trip per host.
 
 ``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
 ``judge(host, requests, entries)`` turns their results into records.
@@ -70,8 +71,9 @@ def opensm_requests(inputs, host):
     """The opensm area's plan (areas/opensm.py ``plan``): the fabric's SMs as read in the same call
     (one master, this SM in its role's state at its priority), then its node_files call (the
     files, opensm.conf key by key with its keys hidden, and the service), the call the role makes."""
-    if inputs.get("errors"):
-        return [{"records": _config_records(host, "opensm", inputs["errors"])}]
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+    if errors:
+        return [{"records": _config_records(host, "opensm", errors)}]
     plan = inputs["plan"]
     if plan["ports_needed"]:
         return [{"records": _config_records(host, "opensm", ["opensm: ibstat was not read: no port to bind to"])}]
@@ -98,52 +100,69 @@ AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_e
 AREA_OBJECTS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm,
                 "nic_firmware": nic_firmware}
 
-# The areas state_check plans on the node from a spec, and the facts each needs.
+# The areas state_check plans on the node from a spec; each declares the facts it reads
+# (``FACTS``: key, reader, arguments) and which of them its plan takes (``PLAN_FACTS``).
 NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect", "nic_firmware")
 
 
+def _arguments(arguments, settings):
+    return dict(arguments(settings) if callable(arguments) else arguments)
+
+
+def _merged(reader, wanted, arguments):
+    """One reader asked by several areas: the union of their lists (in the areas' order), a
+    value asked by one; two areas asking one argument with different values is a ValueError."""
+    merged = dict(wanted)
+    for name, value in arguments.items():
+        if isinstance(value, list) and isinstance(merged.get(name), list):
+            merged[name] = merged[name] + [item for item in value if item not in merged[name]]
+        elif name in merged and merged[name] != value:
+            raise ValueError("readers: %s %s asked as %r and as %r" % (reader, name, merged[name], value))
+        else:
+            merged[name] = list(value) if isinstance(value, list) else value
+    return merged
+
+
 def readers(specs):
-    """The ``state_check`` facts the node-planned areas start from: rdma_facts (with the GIDs and
-    GPUs NCCL needs), gdr_readiness for gpudirect and for NCCL's dma-buf decision."""
+    """The ``state_check`` readers the node-planned areas of ``specs`` start from, with their
+    arguments (``_state_check.gather_facts``): what each area declares (``FACTS``), merged."""
     wanted = {}
-    if "roce_qos" in specs or "nccl_env" in specs or "nic_firmware" in specs:
-        wanted["rdma_facts"] = {"gather_subset": ["devices", "gids", "gpus"] if "nccl_env" in specs else ["devices"]}
-    if "gpudirect" in specs or "nccl_env" in specs:
-        settings = (specs.get("gpudirect") or {}).get("settings") or {}
-        wanted["gdr_readiness"] = {"gdr_level": settings.get("gdr_level") or "PXB"}
-    if "opensm" in specs:
-        settings = (specs["opensm"] or {}).get("settings") or {}
-        wanted["opensm"] = {"ibstat": not settings.get("guid")}
-        wanted["sm_info"] = {"environment": settings.get("query_environment") or {}}
+    for area in NODE_AREAS:
+        if area not in specs:
+            continue
+        settings = (specs[area] or {}).get("settings") or {}
+        for _key, reader, arguments in AREA_OBJECTS[area].FACTS:
+            wanted[reader] = _merged(reader, wanted.get(reader) or {}, _arguments(arguments, settings))
     return wanted
+
+
+def area_facts(area, facts):
+    """The gathered ``facts`` the area declares (``FACTS``): all its plan and records see."""
+    return dict((key, facts[key]) for key, _reader, _arguments in AREA_OBJECTS[area].FACTS if key in facts)
 
 
 def plan_inputs(area, spec, facts, host):
     """An area's inputs (what its role would set) from the controller's ``spec`` and this
-    node's ``facts``, with the role's own planners. A PlanError is the area's config record."""
+    node's ``facts``, with the role's own planner (the area object's ``plan``), given the facts
+    it declares: ``facts[PLAN_FACTS]``, or all of them (``PLAN_FACTS`` None); the others it
+    declares go with the inputs to its records (opensm's ``sm``). A spec that names its host
+    (nccl_env's, for its messages) names this node. A PlanError is the area's config record."""
     from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+    if area not in NODE_AREAS:
+        raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))
+    obj = AREA_OBJECTS[area]
+    declared = area_facts(area, facts)
+    key = obj.PLAN_FACTS
+    inputs = dict((name, declared.get(name)) for name, _reader, _arguments in obj.FACTS
+                  if key is not None and name != key)
     try:
-        if area == "roce_qos":
-            errors = roce_qos.config_errors(spec["settings"])
-            return dict(spec, area=area, errors=errors, plan=None if errors else roce_qos.plan(facts["rdma"], spec))
-        if area == "nccl_env":
-            errors = nccl_env.config_errors(spec["settings"])
-            return dict(spec, area=area, errors=errors,
-                        plan=None if errors else nccl_env.plan(facts, dict(spec, host=host)))
-        if area == "gpudirect":
-            errors = gpudirect.config_errors(spec["settings"])
-            return dict(spec, area=area, errors=errors, plan=None if errors else gpudirect.plan(facts["gdr"], spec))
-        if area == "opensm":
-            errors = opensm.config_errors(spec["settings"])
-            plan = None if errors else opensm.plan(dict(facts.get("opensm") or {}, sm=facts.get("sm")), spec)
-            errors = errors or plan["errors"]
-            return dict(area=area, errors=errors, plan=plan, sm=facts.get("sm"))
-        if area == "nic_firmware":
-            errors = nic_firmware.config_errors(spec["settings"])
-            return dict(area=area, errors=errors, plan=None if errors else nic_firmware.plan(facts["rdma"], spec))
+        errors = obj.config_errors(spec["settings"])
+        plan = None
+        if not errors:
+            plan = obj.plan(declared if key is None else declared[key], dict(spec, host=host) if "host" in spec else spec)
+        return dict(inputs, area=area, errors=errors, plan=plan)
     except PlanError as exc:
         return {"area": area, "errors": [str(exc)], "plan": {"errors": []}, "node": {"errors": []}}
-    raise ValueError("plan_inputs: %r is not planned on the node (one of %s)" % (area, ", ".join(NODE_AREAS)))
 
 
 def requests_of(inputs_list, host):

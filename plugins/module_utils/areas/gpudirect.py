@@ -62,6 +62,17 @@ REBOOT_POLICIES = ("never", "if_required")
 BACKENDS = ("auto", "grub", "grubby")
 
 
+def _gdr_arguments(settings):
+    return {"gdr_level": settings.get("gdr_level") or "PXB"}
+
+
+# What plan() reads of the node (the drift check gathers it there, _state_check.gather_facts):
+# (key, reader, arguments, or arguments(settings)); plan() takes facts[PLAN_FACTS], gdr_readiness
+# at the role's gpudirect_gdr_level.
+FACTS = (("gdr", "gdr_readiness", _gdr_arguments),)
+PLAN_FACTS = "gdr"
+
+
 def _is_int(value, minimum):
     if isinstance(value, bool):
         return False

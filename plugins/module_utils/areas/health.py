@@ -32,6 +32,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import
 
 NAME = "health"
 PREFIX = "health_"
+# plan() reads no fact of the node: the timer's files are the same on every node
+FACTS = ()
+PLAN_FACTS = None
 OTHER_VARIABLES = ("inventory_hostname", "rdma_fabric_environment")
 FLAGS = ("check_sm", "check_gdr", "check_lossless", "timer", "timer_drift")
 # the periodic check on the node: where the runner, its config and the module_utils go

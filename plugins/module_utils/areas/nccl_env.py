@@ -46,6 +46,13 @@ FLAGS = ("header_rails", "refresh_facts", "verify")
 # No file comes from a role template and no unit is enabled: the files' text is the node's.
 FILES = ()
 UNITS = ()
+# What plan() reads of the node (the drift check gathers it there, _state_check.gather_facts):
+# (key, reader, arguments). plan() takes them as ansible_facts (PLAN_FACTS None: {rdma, gdr}):
+# the rails with their GIDs and GPUs, and gdr_readiness' peer_memory, which no gdr_level changes
+# (the level is gpudirect's when that area is checked too).
+FACTS = (("rdma", "rdma_facts", {"gather_subset": ["devices", "gids", "gpus"]}),
+         ("gdr", "gdr_readiness", {}))
+PLAN_FACTS = None
 MODE = "0644"               # every job reads the files
 
 # NCCL variables the role sets through its own options; nccl_env_extra must not set them.

@@ -39,6 +39,10 @@ OTHER_VARIABLES = ()
 FLAGS = ("gpudirect", "reboot_defer", "read_firmware")
 PROFILES = ("auto", "roce", "ib", "none")
 REBOOT_POLICIES = ("never", "if_required")
+# What plan() reads of the node (the drift check gathers it there, _state_check.gather_facts):
+# (key, reader, arguments); plan() takes facts[PLAN_FACTS], the PCI functions of rdma_facts' devices.
+FACTS = (("rdma", "rdma_facts", {"gather_subset": ["devices"]}),)
+PLAN_FACTS = "rdma"
 _PARAM = re.compile(r"\A[A-Z][A-Z0-9_]*(\[[0-9]+\])?\Z")
 _VALUE = re.compile(r"\A[A-Za-z0-9_.\-]+\Z")
 _VERSION = re.compile(r"\A[0-9]+\.[0-9]+\.[0-9]+\Z")

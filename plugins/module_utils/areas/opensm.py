@@ -818,6 +818,23 @@ SLOTS = {"guid": "@RDMA_FABRIC_OPENSM_GUID@", "partitions_file": "@RDMA_FABRIC_O
 HIDDEN = "(hidden, differs)"
 
 
+def _read_arguments(settings):
+    """The OS family's markers, and ibstat's ports when the port GUID is to be discovered."""
+    return {"ibstat": not settings.get("guid")}
+
+
+def _sm_arguments(settings):
+    """sminfo from a port with no SM, in its own environment (opensm_query_environment)."""
+    return {"environment": settings.get("query_environment") or {}}
+
+
+# What the area reads of the node (the drift check gathers it there, _state_check.gather_facts):
+# (key, reader, arguments, or arguments(settings)). plan() takes facts[PLAN_FACTS]; ``sm``, the
+# fabric's SMs as sm_info reads them, is judged by records (one master, this SM's state).
+FACTS = (("opensm", "opensm", _read_arguments), ("sm", "sm_info", _sm_arguments))
+PLAN_FACTS = "opensm"
+
+
 def settings(variables):
     """The role's settings (keys without the ``opensm_`` prefix) from ``variables``, the templated
     value of every variable of the role's argument spec, plus ``groups`` when defined:

@@ -55,6 +55,10 @@ MODULES = (("mlnx_qos", "replaced"), ("dcqcn", "replaced"), ("lldp_dcb", "merged
 # Settings of a module that shares objects (interfaces) with another of the area carry its
 # name: the LLDP PFC TLV is "lldp.pfc.enabled", the NIC's PFC "pfc".
 SETTING_PREFIX = {"lldp_dcb": "lldp."}
+# What plan() reads of the node (the drift check gathers it there, _state_check.gather_facts):
+# (key, reader, arguments); plan() takes facts[PLAN_FACTS], the ports of rdma_facts' devices.
+FACTS = (("rdma", "rdma_facts", {"gather_subset": ["devices"]}),)
+PLAN_FACTS = "rdma"
 
 ECN_CHOICES = ("ect0", "ect1", "ce", "not_ect")
 # roce_qos_rdma_cm_roce_mode: the dcqcn module's choices (v2, v1 and the kernel's spellings), or
