@@ -20,7 +20,7 @@ import ipaddress
 import os
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _bundle, _guid, _ibstat, _topo
+from ansible_collections.rdma.fabric.plugins.module_utils import _bdf, _bundle, _guid, _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils._common import (
     read_sysfs, run_tool, sysfs_path, sysfs_root,
 )
@@ -614,7 +614,9 @@ def read_captured(captured, subsets):
         if refused:
             raise ValueError("captured.%s" % refused[0])
         refuse_unrecognised("ibstat", captured.get("ibstat"), False, "'ibstat' output (CA 'name' blocks)")
-    if ("gids" in subsets or captured.get("show_gids")) and captured.get("show_gids") is not None:
+    show_gids = captured.get("show_gids")
+    # a show_gids text given is read; an empty one only when the gids subset asks for GIDs
+    if show_gids is not None and (show_gids or "gids" in subsets):
         _captured("show_gids", parse_show_gids, captured, devices)
     if captured.get("ibdev2netdev") is not None:
         _captured("ibdev2netdev", parse_ibdev2netdev, captured, devices)
@@ -655,12 +657,11 @@ def derive(raw, subsets):
     topo = None
     if raw.get("topo_text"):
         try:
-            topo = parse_topo(raw["topo_text"])
-            if not topo["gpus"]:
-                # text with no GPU row is an error, never "no GPUs": the strict reader names why
-                _topo.parse(raw["topo_text"])
-                raise TopoParseError("nvidia-smi topo -m: no GPU row in the matrix")
+            # text with no GPU row is an error, never "no GPUs": the reader names why (the
+            # matrix it read, if any, is still the topology reported)
+            topo = parse_topo(raw["topo_text"], require_gpus=True)
         except TopoParseError as exc:
+            topo = getattr(exc, "topo", None)
             errors.append({"tool": "nvidia-smi", "cmd": ["nvidia-smi"] + NVIDIA_SMI_TOPO, "rc": 0,
                            "stderr": "", "msg": str(exc)})
 

@@ -24,8 +24,10 @@ Cells are TAB separated; on a TTY the header is wrapped in ANSI underline escape
 copies often have TABs expanded to spaces and trailing whitespace trimmed, so rows are also
 read on whitespace runs. ``parse`` is the strict reader (used by the corpus test): text
 without the matrix, a line the tool cannot print, a row or legend that does not match the
-header is a TopoParseError naming the line. ``parse_topo`` keeps its older contract for
-the facts module (text without a header gives empty lists: "No devices were found").
+header is a TopoParseError naming the line. ``parse_topo`` keeps its older contract (text
+without a header gives empty lists: "No devices were found"); ``parse_topo(text,
+require_gpus=True)`` (the facts module) reads the text once the same way and, when it holds
+no GPU row, raises the strict reader's reason (the partial result on the error's ``topo``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -144,7 +146,7 @@ def _int_or_none(value):
         return None
 
 
-def parse_topo(text):
+def parse_topo(text, require_gpus=False):
     """Parse ``nvidia-smi topo -m`` output.
 
     Returns ``{"gpus": [...], "nics": [...], "nic_legend": {...}, "matrix": {...}}``:
@@ -153,6 +155,9 @@ def parse_topo(text):
     "device": "mlx5_0"}``; ``matrix[row][column]`` holds the legend code with rows and
     columns named ``GPU#`` or by RDMA device (the legend resolved). Empty input or output
     without a GPU header gives empty lists. Raises TopoParseError on a malformed matrix.
+    ``require_gpus``: a result with no GPU row raises TopoParseError instead, the message
+    the strict ``parse`` gives for that text (``no matrix header ...``, ``no row for column(s)
+    ...``), the lenient result on the error's ``topo`` attribute.
     """
     lines = strip_ansi(text).replace("\r", "").split("\n")
     legend = {}
@@ -171,7 +176,7 @@ def parse_topo(text):
     header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
     result = {"gpus": [], "nics": [], "nic_legend": legend, "matrix": {}}
     if header_at is None:
-        return result
+        return _no_gpus(lines, result) if require_gpus else result
     columns, trailing = _header_columns(lines[header_at])
 
     def device_name(column):
@@ -203,7 +208,20 @@ def parse_topo(text):
                 "gpu_numa_id": _int_or_none(values.get("gpu_numa_id")),
             })
     result["gpus"].sort(key=lambda gpu: gpu["index"])
+    if require_gpus and not result["gpus"]:
+        return _no_gpus(lines, result)
     return result
+
+
+def _no_gpus(lines, result):
+    """parse_topo(require_gpus=True) of a text with no GPU row: raise the strict reader's
+    reason, the lenient result on the error's ``topo``."""
+    try:
+        _check(lines, _header_line(lines), result)
+        raise TopoParseError("nvidia-smi topo -m: no GPU row in the matrix")
+    except TopoParseError as exc:
+        exc.topo = result
+        raise
 
 
 def nearest_nics(topo, gpu_name):
@@ -260,6 +278,12 @@ def parse(text):
     after the matrix any line that is not blank, ``Legend:``, ``NIC Legend:``, a legend
     entry or a ``NIC#: device`` entry."""
     lines = strip_ansi(text).replace("\r", "").split("\n")
+    header_at = _header_line(lines)
+    return _check(lines, header_at, parse_topo(text))
+
+
+def _header_line(lines):
+    """Index of the matrix header; TopoParseError naming the first line when there is none."""
     header_at = next((i for i, line in enumerate(lines) if _is_header(line)), None)
     if header_at is None:
         first = next(((n, line) for n, line in enumerate(lines, 1) if line.strip()), None)
@@ -267,10 +291,15 @@ def parse(text):
             raise TopoParseError("nvidia-smi topo -m: empty output (expected the GPU topology matrix)")
         _refuse(first[0], first[1], "no matrix header (a TAB or blank corner cell, then GPU0 ...): "
                                     "not 'nvidia-smi topo -m' output")
+    return header_at
+
+
+def _check(lines, header_at, result):
+    """The strict reader's checks of the lines around ``parse_topo``'s result: the result, or
+    TopoParseError naming the line."""
     for number, line in enumerate(lines[:header_at], 1):
         if line.strip():
             _refuse(number, line, "text before the matrix header (nvidia-smi prints the header first)")
-    result = parse_topo(text)
     columns, dummy = _header_columns(lines[header_at])
     seen = []
     at = header_at + 1
