@@ -4,13 +4,15 @@
 """rdma.fabric.drift_check: per host, the whole drift check in one state_check call. Each area
 goes as its spec (its role's settings and rendered files, no facts); the node reads, plans what
 the role would set with the roles' own planners, checks and judges. Returns one record per
-drifted setting. Documentation in plugins/modules/drift_check.py."""
+drifted setting. With ``apply``, the same call also converges each drifted roce_qos, nccl_env
+and gpudirect area (state_check's ``apply``). Documentation in plugins/modules/drift_check.py."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible.errors import AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
@@ -19,13 +21,17 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("areas", "area_groups"))
+    _VALID_ARGS = frozenset(("areas", "area_groups", "apply"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         host = task_vars.get("inventory_hostname")
         args = self._task.args
+        try:
+            apply = boolean(args.get("apply", False), strict=True)
+        except TypeError:
+            raise AnsibleError("drift_check: apply=%r: expected true or false" % (args.get("apply"),))
         if ("areas" in args) == ("area_groups" in args):
             raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
                                "and area_groups (area: the inventory group it applies to)")
@@ -43,22 +49,35 @@ class ActionModule(ActionBase):
             if not isinstance(spec, dict):
                 raise AnsibleError("drift_check: areas.%s: expected the role's spec (a dict), got %r" % (area, spec))
         result.update(changed=False, drift_records=[], checked=[])
+        if apply:
+            result.update(applied={}, drift_records_after=[])
         if not specs:
             return result
         if "opensm" in specs:
             # opensm.conf holds the SM_Key: the result (its records) is not shown, as no_log
             result["_ansible_no_log"] = True
-        probe = self._execute_module("rdma.fabric.state_check", task_vars=task_vars,
-                                     module_args={"areas": specs, "host": host, "return_facts": False})
+        module_args = {"areas": specs, "host": host, "return_facts": False}
+        if apply:
+            module_args["apply"] = True
+        probe = self._execute_module("rdma.fabric.state_check", task_vars=task_vars, module_args=module_args)
         if probe.get("unreachable"):
             if result.get("_ansible_no_log"):
                 probe["_ansible_no_log"] = True
             return probe
-        if probe.get("failed"):
+        if probe.get("failed") and not (apply and "applied" in probe):
             result["drift_records"] = [A.host_record(host, "state_check failed: %s" % probe.get("msg"))]
             result["checked"] = sorted(specs)
+            if apply:
+                # nothing could be checked, nothing was applied: the converge failed
+                result.update(failed=True, msg="%s: state_check failed: %s" % (host, probe.get("msg")),
+                              drift_records_after=result["drift_records"])
             return result
         result.update(drift_records=probe.get("drift_records") or [], checked=probe.get("checked") or [])
+        if apply:
+            result.update(applied=probe.get("applied") or {}, changed=bool(probe.get("changed")),
+                          drift_records_after=probe.get("drift_records_after") or [])
+            if probe.get("failed"):
+                result.update(failed=True, msg=probe.get("msg"))
         return result
 
     def _specs_of_groups(self, area_groups, host, task_vars):

@@ -231,10 +231,24 @@ def run_resource(module, resource, state, config=None, running_config=None):
 def check_resource(module, resource, state, config=None):
     """The lifecycle in check mode, returning ``(failed, result)`` instead of ending the
     module: what a drift check runs for each resource, several in one module call."""
+    return _returned(module, resource, state, config, check=True)
+
+
+def apply_resource(module, resource, state, config=None):
+    """The whole lifecycle (apply, read back; a failure midway reported with what was applied,
+    the command that failed, what was not attempted and the state read back; nothing written
+    in ``module.check_mode``), returning ``(failed, result)`` instead of ending the module:
+    what ``state_check`` with ``apply`` runs for each resource of a drifted area."""
+    return _returned(module, resource, state, config, check=False)
+
+
+def _returned(module, resource, state, config, check):
+    """``_run``'s end as ``(failed, result)``, with the resource's extra result keys and its
+    cleanup's warnings (``result.warnings``)."""
     resource.state = state
     failed, result = True, {"msg": "%s: the engine ended without a result" % resource.name}
     try:
-        _run(module, resource, state, config, None, check=True)
+        _run(module, resource, state, config, None, check=check)
     except _Exit as end:
         failed, result = end.failed, end.result
         for key, value in (resource.extra_result() or {}).items():

@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Several resources checked in one module call (the drift check's only node round trip
 per area set): each resource's own reader, planner and prediction through the engine in
-check mode. Nothing is written."""
+check mode. Nothing is written, except with ``apply`` (``apply_areas``): then each area that
+drifted is converged in the same call with its role's module calls (the area object's
+``apply_requests``), through the engine's whole lifecycle, and checked again."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +17,7 @@ import re
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import check_resource
+from ansible_collections.rdma.fabric.plugins.module_utils._resource import apply_resource, check_resource
 
 
 def _mlnx_qos(module, options):
@@ -49,11 +51,24 @@ def _mlxconfig(module, options):
     return MlxconfigResource(module, firmware=options.get("firmware", False), read_only=True)
 
 
-# kernel_cmdline's config is its module's parameters; these are its argument spec's defaults.
+def _pcie_acs(module, options):
+    from ansible_collections.rdma.fabric.plugins.module_utils._pcie_acs import PcieAcsResource
+    return PcieAcsResource(module)
+
+
+def _kernel_module(module, options):
+    from ansible_collections.rdma.fabric.plugins.module_utils._kernel_module import KernelModuleResource
+    return KernelModuleResource(module)
+
+
+# kernel_cmdline's and pcie_acs' configs are their modules' parameters; these are their argument
+# specs' defaults.
 KERNEL_CMDLINE_DEFAULTS = {"backend": "auto", "grub_file": "/etc/default/grub", "update_command": None,
                            "backup": False, "proc_cmdline": "/proc/cmdline"}
+PCIE_ACS_DEFAULTS = {"devices": None, "clear": "redirect", "state": "audited"}
 RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "node_files": _node_files,
-             "kernel_cmdline": _kernel_cmdline, "mlxconfig": _mlxconfig}
+             "kernel_cmdline": _kernel_cmdline, "mlxconfig": _mlxconfig, "pcie_acs": _pcie_acs,
+             "kernel_module": _kernel_module}
 
 
 # What an entry of ``resources`` may hold besides its config: the state the module would run
@@ -63,7 +78,9 @@ OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("cont
 # The resources whose config is a list of dicts (one per interface); the others take one dict.
 LIST_CONFIG = ("dcqcn", "lldp_dcb", "mlnx_qos", "mlxconfig")
 _CONFIG_SHAPE = {"node_files": "a dict {files, units}",
-                 "kernel_cmdline": "a dict of the kernel_cmdline module's parameters (arguments, backend, grub_file, ...)"}
+                 "kernel_cmdline": "a dict of the kernel_cmdline module's parameters (arguments, backend, grub_file, ...)",
+                 "pcie_acs": "a dict of the pcie_acs module's parameters (state, devices, clear)",
+                 "kernel_module": "a dict {name}, the kernel module to load"}
 
 
 def shown(name, value):
@@ -120,29 +137,40 @@ def request_error(index, request):
     return None, flags
 
 
+def _module_config(name, config):
+    """A request's config as its resource's engine takes it: a module's parameters with that
+    module's defaults (kernel_cmdline, pcie_acs)."""
+    if name == "kernel_cmdline":
+        config = dict(KERNEL_CMDLINE_DEFAULTS, **(config or {}))
+        config["arguments"] = [dict({"value": None, "state": "present"}, **a) for a in config.get("arguments") or []]
+    elif name == "pcie_acs":
+        config = dict(PCIE_ACS_DEFAULTS, **(config or {}))
+    return config
+
+
+def run_request(module, index, request, run=check_resource):
+    """One entry of ``resources`` (or of an area's requests) through ``run`` (check_resource,
+    or apply_resource): ``{area, resource, name, failed, result}``. An entry of the wrong shape
+    is refused here, naming the field and the value."""
+    error, options = request_error(index, request)
+    request = request if isinstance(request, dict) else {}
+    name = request.get("resource")
+    entry = {"area": request.get("area"), "resource": name, "name": request.get("name") or name}
+    if error:
+        entry.update(failed=True, result={"msg": error})
+        return entry
+    resource = RESOURCES[name](module, options)
+    failed, result = run(module, resource, request.get("state") or "merged", _module_config(name, request.get("config")))
+    entry.update(failed=failed, result=result)
+    return entry
+
+
 def check_all(module, requests):
     """``[{name, area, resource, state, config, options}]`` -> the same list with ``failed``
     and ``result`` (before/after/commands, or msg) of each. One failing resource does not
     stop the others: its error is its result. An entry of the wrong shape (a state, an option
     or a config the module would refuse) is refused here, naming the field and the value."""
-    out = []
-    for index, request in enumerate(requests or []):
-        error, options = request_error(index, request)
-        request = request if isinstance(request, dict) else {}
-        name = request.get("resource")
-        entry = {"area": request.get("area"), "resource": name, "name": request.get("name") or name}
-        if error:
-            entry.update(failed=True, result={"msg": error})
-        else:
-            resource = RESOURCES[name](module, options)
-            config = request.get("config")
-            if name == "kernel_cmdline":
-                config = dict(KERNEL_CMDLINE_DEFAULTS, **(config or {}))
-                config["arguments"] = [dict({"value": None, "state": "present"}, **a) for a in config.get("arguments") or []]
-            failed, result = check_resource(module, resource, request.get("state") or "merged", config)
-            entry.update(failed=failed, result=result)
-        out.append(entry)
-    return out
+    return [run_request(module, index, request) for index, request in enumerate(requests or [])]
 
 
 # The readers of ``facts`` and what each takes (the option: its check, returning the value or
@@ -343,17 +371,14 @@ def gather_facts(module, wanted):
     return facts, errors
 
 
-def check_areas(module, host, specs, facts, facts_errors):
-    """The drift check of the areas planned on this node (``_drift_areas.NODE_AREAS``), in the
-    call that read their facts: each area's inputs from its spec and the facts, its resources
-    checked, and the records judged. ``{drift_records, checked}``; a reader that failed makes
-    the host a record of its own, never "no drift"."""
+def _check_areas(module, host, specs, facts, facts_errors):
+    """``check_areas``' result, and each planned area's inputs (``{area: inputs}``)."""
     from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
     needed = A.readers(specs)
     failed = dict((k, v) for k, v in (facts_errors or {}).items() if k in needed)
     if failed:
         why = "; ".join("%s: %s" % kv for kv in sorted(failed.items()))
-        return {"drift_records": [A.host_record(host, "gather failed: %s" % why)], "checked": sorted(specs)}
+        return {"drift_records": [A.host_record(host, "gather failed: %s" % why)], "checked": sorted(specs)}, {}
     inputs, records = [], []
     for area in A.NODE_AREAS:
         if area not in specs:
@@ -368,4 +393,106 @@ def check_areas(module, host, specs, facts, facts_errors):
     records.extend(planned)
     entries = check_all(module, [A.module_request(r) for r in requests])
     records.extend(A.judge(host, requests, entries))
-    return {"drift_records": records, "checked": [area for area in A.NODE_AREAS if area in specs]}
+    checked = {"drift_records": records, "checked": [area for area in A.NODE_AREAS if area in specs]}
+    return checked, dict((i["area"], i) for i in inputs)
+
+
+def check_areas(module, host, specs, facts, facts_errors):
+    """The drift check of the areas planned on this node (``_drift_areas.NODE_AREAS``), in the
+    call that read their facts: each area's inputs from its spec and the facts, its resources
+    checked, and the records judged. ``{drift_records, checked}``; a reader that failed makes
+    the host a record of its own, never "no drift"."""
+    return _check_areas(module, host, specs, facts, facts_errors)[0]
+
+
+# The areas ``apply`` converges: their roles' module calls are all resources on the engine.
+# opensm (service restarts, the HA order of the SMs) and nic_firmware (resets, reboots) stay
+# with their roles: with ``apply`` they are checked only.
+APPLIED_AREAS = ("roce_qos", "nccl_env", "gpudirect")
+
+
+def _plan_errors(inputs):
+    """Why an area cannot be applied (its role would fail the host before any module call)."""
+    if inputs is None:
+        return ["its spec could not be planned (see its config record)"]
+    return list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+
+
+def _rollback(module, area, settings, entries):
+    """roce_qos_rollback_on_failure after a failure midway on an interface: what the role's
+    rescue restores (``_roce_qos_rollback.rollback``), restored through the same resources
+    (``state: replaced``), and the role's message. ``(rollback entries, message)``."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_rollback as R
+    results = dict((e["resource"], dict(e["result"], failed=e["failed"])) for e in entries
+                   if e["resource"] in R.ROLLBACK_ORDER)
+    failed = dict(entries[-1]["result"], failed=True)
+    plan = R.rollback(results, failed, bool(settings.get("rollback_on_failure")))
+    restored, out = {}, []
+    for name in plan["order"]:
+        if not plan.get(name):
+            continue
+        entry = run_request(module, 0, {"resource": name, "name": "restore %s" % name, "area": area,
+                                        "state": "replaced", "config": plan[name]}, apply_resource)
+        restored[name] = dict(entry["result"], failed=entry["failed"])
+        out.append(entry)
+    return out, R.report(plan, failed, restored)
+
+
+def _apply_area(module, host, area, inputs, settings):
+    """Run the area's requests in order, stopping at the first failure. ``(entries, failure
+    message or None)``."""
+    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    problems = _plan_errors(inputs)
+    if problems:
+        return [], "%s: %s: not applied, its role would stop the host: %s" % (host, area, "; ".join(problems))
+    entries = []
+    for index, request in enumerate(A.AREA_OBJECTS[area].apply_requests(inputs["plan"])):
+        entry = run_request(module, index, dict(request, area=area), apply_resource)
+        entries.append(entry)
+        if not entry["failed"]:
+            continue
+        done = [e["name"] for e in entries[:-1]]
+        msg = ("%s: %s: %s (%s) failed: %s || Applied before it in %s: %s."
+               % (host, area, entry["name"], entry["resource"], entry["result"].get("msg"), area,
+                  ", ".join(done) or "none"))
+        if "after" in entry["result"]:
+            msg += " State read back: %s." % (entry["result"]["after"],)
+        if area == "roce_qos":
+            restored, text = _rollback(module, area, settings, entries)
+            entries.extend(restored)
+            msg += " " + text.split(" || ", 1)[-1]      # the role's words after the failure's own
+        return entries, msg
+    return entries, None
+
+
+def apply_areas(module, host, specs, wanted, facts, facts_errors):
+    """``check_areas``, then each area of APPLIED_AREAS that drifted (has records) converged:
+    its role's module calls (``apply_requests`` of its plan) in order through the engine's
+    whole lifecycle; an area stops at its first failure (roce_qos rolls back as its role
+    does), the others still run. Then, when something was applied, the facts are read and
+    the areas checked again. Returns ``{drift_records, checked, applied, changed,
+    drift_records_after, failed, msg}``. In check mode nothing is written: the results are the
+    predictions and ``drift_records_after`` is ``drift_records``. A node that did not drift
+    runs nothing."""
+    out, inputs = _check_areas(module, host, specs, facts, facts_errors)
+    records = out["drift_records"]
+    out.update(applied={}, changed=False, failed=False, drift_records_after=records)
+    failures = []
+    host_failed = [r for r in records if r["area"] == "host"]
+    for area in APPLIED_AREAS:
+        if area not in specs or not any(r["area"] == area for r in records) and not host_failed:
+            continue
+        if host_failed:
+            failures.append("%s: %s: not applied: %s" % (host, area, host_failed[0]["actual"]))
+            continue
+        entries, failure = _apply_area(module, host, area, inputs.get(area), (specs[area] or {}).get("settings") or {})
+        out["applied"][area] = [dict((k, e[k]) for k in ("name", "resource", "failed", "result")) for e in entries]
+        if failure:
+            failures.append(failure)
+    out["changed"] = any(e["result"].get("changed") for entries in out["applied"].values() for e in entries)
+    if failures:
+        out.update(failed=True, msg="; ".join(failures))
+    if any(out["applied"].values()) and not module.check_mode:
+        facts, errors = gather_facts(module, wanted)
+        out["drift_records_after"] = check_areas(module, host, specs, facts, errors)["drift_records"]
+    return out

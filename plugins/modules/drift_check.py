@@ -16,7 +16,7 @@ author: rdma.fabric contributors (@rdma-fabric)
 description:
   - An action plugin. Per host it makes one M(rdma.fabric.state_check) call for every area and
     returns one record C({host, area, object, setting, expected, actual}) per smallest setting
-    that differs. Nothing is written on the node.
+    that differs. Nothing is written on the node, unless O(apply) is set.
   - Each area (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect)) goes as its role's
     spec, the role's settings and the files rendered from its templates on the controller,
     with slots for what only the node knows (the port GUID, the OS family's paths, the ACS
@@ -29,6 +29,20 @@ description:
   - Used by C(playbooks/drift_check.yml) (and C(site.yml), which converges only what it
     finds); M(rdma.fabric.drift_report) writes the fleet's reports.
 options:
+  apply:
+    description:
+      - Also converge, in the same call, each V(roce_qos), V(nccl_env) and V(gpudirect) area that
+        drifted, with its role's module calls (M(rdma.fabric.state_check) O(rdma.fabric.state_check#module:apply)),
+        then check again (a first converge in one node call per host). RV(drift_records) stays what
+        differed before, for the report.
+      - V(opensm) and V(nic_firmware) are checked only (service restarts, the SMs' HA order, firmware
+        resets and reboots stay with their roles); a reboot the kernel arguments need is not made.
+      - The task fails when an area failed (its message names the host, the area, the resource, what
+        was applied and the state read back; V(roce_qos) rolls back as its role does), or when the
+        node could not be checked.
+      - Another value than a boolean is refused, naming the option.
+    type: bool
+    default: false
   area_groups:
     description:
       - Area name to the inventory group whose hosts it applies to. For each area whose group
@@ -50,7 +64,7 @@ attributes:
     membership:
       - rdma.fabric.drift
   check_mode:
-    description: Always reads only.
+    description: Reads only without O(apply); with O(apply), check mode writes nothing and returns what would change.
     support: full
   diff_mode:
     description: Not used.
@@ -79,6 +93,15 @@ EXAMPLES = r"""
       roce_qos: "{{ __roce_qos_spec }}"
   register: drift_check_result
 
+- name: Converge each drifted area in the same call (a first converge)
+  rdma.fabric.drift_check:
+    area_groups:
+      roce_qos: roce_nodes
+      nccl_env: gpu_nodes
+      gpudirect: gpu_nodes
+    apply: true
+  register: converge_result
+
 - name: Check each host's areas, by the groups they apply to (as playbooks/drift_check.yml does)
   rdma.fabric.drift_check:
     area_groups:
@@ -100,4 +123,26 @@ checked:
   returned: always
   type: list
   elements: str
+applied:
+  description:
+    - With O(apply), per area applied (one that drifted), its module calls in order, each
+      C({name, resource, failed, result}) with the module's result (C(before), C(commands), C(after),
+      C(changed); on a failure C(msg), C(applied), C(failed_command), C(not_attempted)).
+  returned: when O(apply) is true
+  type: dict
+drift_records_after:
+  description:
+    - With O(apply), the records of the check made after the apply (what still differs, read back;
+      a kernel argument not yet booted is C(pending reboot)); in check mode, O(drift_records).
+  returned: when O(apply) is true
+  type: list
+  elements: dict
+changed:
+  description: With O(apply), whether an applied call changed the node.
+  returned: always
+  type: bool
+msg:
+  description: With O(apply), when an area failed or the node could not be checked, why.
+  returned: on failure
+  type: str
 """

@@ -10,14 +10,15 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: state_check
-short_description: Check several rdma.fabric resources against their wanted state in one call, writing nothing
+short_description: Check several rdma.fabric resources against their wanted state in one call, and converge drifted areas
 version_added: 0.2.0
 author: rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment: [rdma.fabric.attributes, rdma.fabric.attributes.read_only]
 description:
   - Runs, for each entry of O(resources), that module's own reader, compare and prediction
     (what the module does in check mode) and returns its C(before), C(after) (the state a
-    real run would make) and C(commands). Nothing is written, whatever the check mode.
+    real run would make) and C(commands). Nothing is written, whatever the check mode, unless
+    O(apply) is set.
   - One module call for every area of a node, so a fleet drift check costs one round trip
     per host for the checks. An entry that fails (a tool missing, bad config) gives its
     error as its result; the other entries are still checked.
@@ -47,6 +48,30 @@ options:
   host:
     description: The host name the records of O(areas) carry.
     type: str
+  apply:
+    description:
+      - With O(areas), also converge, in the same call, each area that drifted (has records) with its
+        role's module calls, in the role's order, built from the same plan the role applies (the
+        area object's C(apply_requests)); each goes through its module's whole lifecycle (read, plan,
+        apply, read back). V(roce_qos) runs mlnx_qos, dcqcn, lldp_dcb (with C(roce_qos_lldp)), the
+        boot applier's node_files (with C(roce_qos_persist)) and the drift spec's node_files;
+        V(nccl_env) the NCCL files' node_files and the drift spec's; V(gpudirect) kernel_cmdline,
+        pcie_acs (the redirect bits on the GPU-NIC paths), the peer-memory module's C(modprobe),
+        the ACS boot unit's node_files and the drift spec's.
+      - Only V(roce_qos), V(nccl_env) and V(gpudirect) are applied; V(opensm) and V(nic_firmware)
+        (service restarts, the SMs' HA order, firmware resets and reboots) are checked only; their
+        roles converge them. A reboot the kernel arguments need is not made.
+      - An area stops at its first failure; V(roce_qos) then restores, on the interface the failure
+        happened on, what its role's rescue restores (C(roce_qos_rollback_on_failure)); the other
+        areas still run and the module fails naming the host, the area, the resource, what was
+        applied and the state read back. An area whose plan has errors (its role would stop the
+        host) is not applied and fails the module.
+      - Then, when something was applied, the facts are read again and the areas checked again, as
+        RV(drift_records_after). A node that did not drift runs nothing (no write).
+      - In check mode nothing is written; RV(applied) holds the predictions, RV(changed) says
+        whether a real run would change something.
+    type: bool
+    default: false
   return_facts:
     description: Return what the readers read as RV(facts). M(rdma.fabric.drift_check) needs only the records.
     type: bool
@@ -64,7 +89,7 @@ options:
         description: The module whose resource to check.
         type: str
         required: true
-        choices: [dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, mlxconfig, node_files]
+        choices: [dcqcn, kernel_cmdline, kernel_module, lldp_dcb, mlnx_qos, mlxconfig, node_files, pcie_acs]
       name:
         description: A label for the entry in the results (default the resource).
         type: str
@@ -78,7 +103,9 @@ options:
       config:
         description:
           - The module's O(rdma.fabric.mlnx_qos#module:config); for V(node_files) C({files, units}), for
-            V(kernel_cmdline) its parameters (C(arguments), C(backend), C(grub_file), ...).
+            V(kernel_cmdline) its parameters (C(arguments), C(backend), C(grub_file), ...), for V(pcie_acs)
+            its parameters (C(state), C(devices), C(clear)), for V(kernel_module) C({name}) (a kernel
+            module loaded with C(modprobe NAME) when the kernel does not show it loaded).
         type: raw
       options:
         description:
@@ -92,7 +119,8 @@ attributes:
     membership:
       - rdma.fabric.node
   check_mode:
-    description: Always reads only, whatever the check mode.
+    description: Reads only, whatever the check mode, without O(apply); with O(apply), check mode
+      writes nothing and returns what the calls would change.
   platform:
     description: Linux hosts, with each resource's tools.
 seealso:
@@ -130,6 +158,33 @@ drift_records:
   returned: when O(areas) is given
   type: list
   elements: dict
+drift_records_after:
+  description:
+    - With O(apply), the records of the check made again after the apply (the state read back); the
+      records of O(drift_records) when nothing was applied, and in check mode. A kernel argument set
+      and not yet booted stays a record (C(/proc/cmdline), C(pending reboot)).
+  returned: when O(areas) and O(apply) are given
+  type: list
+  elements: dict
+applied:
+  description:
+    - With O(apply), per area applied, its module calls in order, each C({name, resource, failed,
+      result}); C(result) is the module's (C(before), C(commands), C(after), C(changed); on a failure
+      C(msg), C(applied), C(failed_command), C(not_attempted), C(after) read back). After a
+      V(roce_qos) failure, the restores follow (C(name) C(restore mlnx_qos), ...).
+    - An area that did not drift is not there.
+  returned: when O(areas) and O(apply) are given
+  type: dict
+  sample: {"roce_qos": [{"name": "mlnx_qos", "resource": "mlnx_qos", "failed": false,
+           "result": {"changed": true, "commands": ["mlnx_qos -i eth2 --trust dscp"], "before": [], "after": []}}]}
+changed:
+  description: With O(apply), whether any applied call changed the node (its C(before) differs from its C(after)).
+  returned: always
+  type: bool
+msg:
+  description: With O(apply), when an area failed, per area failed the host, the area, the resource, what was applied and the state read back.
+  returned: on failure
+  type: str
 checked:
   description: With O(areas), the areas checked.
   returned: when O(areas) is given
@@ -149,7 +204,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils._drift_areas import NODE_AREAS, readers
 from ansible_collections.rdma.fabric.plugins.module_utils._state_check import (
-    RESOURCES, areas_errors, check_all, check_areas, facts_errors, gather_facts)
+    RESOURCES, apply_areas, areas_errors, check_all, check_areas, facts_errors, gather_facts)
 
 
 def argument_spec():
@@ -166,7 +221,7 @@ def argument_spec():
     # only the secrets in them in the result (no_log alone masks every string of the specs, the
     # records' expected values too).
     return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=True), host=dict(type="str"),
-                return_facts=dict(type="bool", default=True),
+                return_facts=dict(type="bool", default=True), apply=dict(type="bool", default=False),
                 resources=dict(type="list", elements="dict", default=[], options=resource, no_log=True))
 
 
@@ -187,8 +242,13 @@ def main():
     facts, errors = gather_facts(module, wanted)
     out = dict(changed=False, facts=facts if module.params["return_facts"] else {}, facts_errors=errors,
                results=check_all(module, module.params["resources"]))
-    if areas:
-        out.update(check_areas(module, module.params["host"] or "localhost", areas, facts, errors))
+    host = module.params["host"] or "localhost"
+    if areas and module.params["apply"]:
+        out.update(apply_areas(module, host, areas, wanted, facts, errors))
+        if out.pop("failed"):
+            module.fail_json(**out)
+    elif areas:
+        out.update(check_areas(module, host, areas, facts, errors))
     module.exit_json(**out)
 
 

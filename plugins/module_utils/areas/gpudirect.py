@@ -342,3 +342,24 @@ def records(host, results):
         elif name == "node_files":
             out.extend(drift_records(host, NAME, module_objects(result)))
     return out
+
+
+def apply_requests(plan):
+    """The module calls the role's apply tasks make on the node, in their order, from the same
+    ``plan``: kernel_cmdline (the plan's kernel arguments, when any), pcie_acs (clearing the
+    redirect bits on the GPU-NIC paths where still set), kernel_module (``modprobe`` of the
+    peer-memory module the read found not loaded), the ACS boot unit's node_files (the plan's
+    ``requests``), then the drift spec's node_files."""
+    planned = dict((request["resource"], request) for request in plan["requests"])
+    out = []
+    if "kernel_cmdline" in planned:
+        out.append(dict(planned["kernel_cmdline"]))
+    if plan.get("pcie_acs"):
+        out.append({"resource": "pcie_acs", "name": "ACS redirect",
+                    "config": dict(plan["pcie_acs"], clear="redirect")})
+    if plan.get("modprobe"):
+        out.append({"resource": "kernel_module", "name": "peer memory module", "config": {"name": plan["modprobe"]}})
+    if "node_files" in planned:
+        out.append(dict(planned["node_files"]))
+    out.append({"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]})
+    return out

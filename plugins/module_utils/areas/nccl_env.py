@@ -469,3 +469,13 @@ def fleet(plans, options=None):
         return _nccl_consistency.fleet_diff(entries, groups=options.get("groups"), per_node=options.get("per_node"))
     except _nccl.NcclError as exc:
         raise PlanError("nccl_env fleet: %s" % exc)
+
+
+def apply_requests(plan):
+    """The module calls the role makes on the node, in its order, from the same ``plan``: the
+    NCCL files' node_files (the plan's ``requests``) and the drift spec's node_files; none on a
+    node the role does not render (no rails, or errors: the role fails such a node)."""
+    if not plan.get("requests"):
+        return []
+    return [dict(request) for request in plan["requests"]] + [
+        {"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]}]

@@ -525,3 +525,12 @@ def records(host, results):
             item["setting"] = SETTING_PREFIX.get(resource, "") + item["setting"]
         out.extend(found)
     return out
+
+
+def apply_requests(plan):
+    """The module calls the role makes on the node, in its order, from the same ``plan``:
+    mlnx_qos and dcqcn (replaced), lldp_dcb (merged, with roce_qos_lldp), the boot applier's
+    node_files (with roce_qos_persist): the plan's ``requests``; then the drift spec's
+    node_files. What ``state_check`` with ``apply`` runs on a drifted node."""
+    return [dict(request) for request in plan["requests"]] + [
+        {"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]}]
