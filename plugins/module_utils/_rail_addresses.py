@@ -175,14 +175,31 @@ def _entries(data, what):
     return data
 
 
+# Keys iproute2 ip/iprule.c print_rule prints (4.17 .. ee2a4a86) that parse_rules does not model:
+# selectors (to, tos, fwmark, iif, oif, uidrange, ipproto, sport, dport, tun_id, dscp, flowlabel),
+# lookup options (suppress_*), realms, actions (goto, nop, blackhole ...: no table then) and the
+# protocol. A rule with any of them is not the plain "from ADDRESS lookup TABLE" a rail wants; the
+# kernel keeps both (it compares them all, protocol included), so they are carried in "selectors".
+RULE_SELECTORS = ("dst", "dstlen", "tos", "fwmark", "fwmask", "iif", "iif_detached", "oif", "oif_detached", "l3mdev",
+                  "uid_start", "uid_end", "ipproto", "sport", "sport_mask", "sport_start", "sport_end", "dport",
+                  "dport_mask", "dport_start", "dport_end", "tun_id", "suppress_prefixlen", "suppress_ifgroup",
+                  "flow_from", "flow_to", "nat_gateway", "masquerade", "goto", "unresolved", "nop", "action", "to_tbl",
+                  "protocol", "dscp", "dscp_mask", "flowlabel", "flowlabel_mask")
+_RULE_KEYS = frozenset(("priority", "not", "src", "srclen", "table") + RULE_SELECTORS)
+
+
 def parse_rules(data):
-    """``ip -j rule show`` -> [{"priority", "from", "table"}] (table numbers as int where numeric).
+    """``ip -j rule show`` -> [{"priority", "from", "table"[, "selectors"]}] (table numbers as int
+    where numeric).
 
     Follows iproute2 ip/iprule.c print_rule (JSON since v4.17, 0dd4ccc5; read at ee2a4a86):
     ``priority`` always, ``src`` always ("all", an address, or "0" with ``srclen``), ``table``
     a name or a decimal string, absent for ``goto``/``action`` rules (then None here);
-    ``not`` (null) marks an inverted selector: its ``from`` reads ``not ADDRESS``. Samples:
-    tests/unit/fixtures/samples/ip_rule_json.txt."""
+    ``not`` (null) marks an inverted selector: its ``from`` reads ``not ADDRESS``. Every other
+    key print_rule prints (RULE_SELECTORS) is kept, as printed, in ``selectors`` (absent when
+    there is none), so that a rule with a fwmark, an iif, a tos ... never equals the plain rule
+    a rail wants. A key print_rule never prints (``deleted`` is ``ip monitor``'s) or a value it
+    cannot print is refused. Samples: tests/unit/fixtures/samples/ip_rule_json.txt."""
     out = []
     for rule in _entries(data, "rule"):
         priority = rule.get("priority")
@@ -199,7 +216,18 @@ def parse_rules(data):
         if table is not None and (isinstance(table, bool) or not isinstance(table, (str, int))):
             raise ValueError("rule entry with a table ip -j rule cannot print: %r" % (rule,))
         table = int(table) if isinstance(table, str) and table.isdigit() else table
-        out.append({"priority": priority, "from": src, "table": table})
+        unknown = sorted(key for key in rule if key not in _RULE_KEYS)
+        if unknown:
+            raise ValueError("rule entry with key(s) %s, which ip -j rule show never prints: %r" % (", ".join(unknown), rule))
+        selectors = dict((key, rule[key]) for key in RULE_SELECTORS if key in rule)
+        for key, value in selectors.items():
+            if isinstance(value, bool) or not (value is None or isinstance(value, (str, int))):
+                raise ValueError("rule entry with a %s ip -j rule cannot print (a string, number or null): %r"
+                                 % (key, rule))
+        entry = {"priority": priority, "from": src, "table": table}
+        if selectors:
+            entry["selectors"] = selectors
+        out.append(entry)
     return out
 
 
@@ -234,7 +262,7 @@ def _route_key(route):
 
 
 def _rule_key(rule):
-    return (rule["priority"], str(rule["from"]), str(rule["table"]))
+    return (rule["priority"], str(rule["from"]), str(rule["table"]), json.dumps(rule.get("selectors"), sort_keys=True))
 
 
 def read_state(run, read_file, proc_sys, interface, table):
@@ -392,9 +420,54 @@ def _route_cmd(verb, route, table):
 
 
 def _rule_cmd(verb, rule):
-    family = _family(str(rule["from"]))
-    return ["ip", "-%d" % family, "rule", verb, "priority", str(rule["priority"]), "from", str(rule["from"]),
-            "table", str(rule["table"])]
+    """``ip rule add|del`` of one rule, with every selector it was read with: the kernel deletes
+    the first rule that matches the attributes given, so a ``del`` without the fwmark of a
+    foreign rule could delete the rail's own plain rule at the same priority."""
+    source = str(rule["from"])
+    invert = source.startswith("not ")
+    source = source[4:] if invert else source
+    argv = ["ip", "-%d" % _family(source), "rule", verb, "priority", str(rule["priority"])]
+    argv += (["not"] if invert else []) + ["from", source] + _selector_args(rule.get("selectors") or {})
+    return argv if rule["table"] is None else argv + ["table", str(rule["table"])]
+
+
+def _selector_args(sel):
+    """RULE_SELECTORS back to ``ip rule`` arguments (iprule.c iprule_modify's keywords); state flags
+    (``iif_detached``, ``oif_detached``, ``unresolved``) are not arguments."""
+    def pair(key, mask_key=None, hexed=False):
+        value = sel[key] if not hexed else "%#x" % sel[key]
+        return "%s/%s" % (value, sel[mask_key]) if mask_key and sel.get(mask_key) is not None else str(value)
+
+    args = []
+    if "dst" in sel:
+        args += ["to", "%s/%s" % (sel["dst"], sel["dstlen"]) if "dstlen" in sel else sel["dst"]]
+    for key, word in (("tos", "tos"), ("iif", "iif"), ("oif", "oif"), ("ipproto", "ipproto"),
+                      ("tun_id", "tun_id"), ("protocol", "protocol"), ("suppress_prefixlen", "suppress_prefixlength"),
+                      ("suppress_ifgroup", "suppress_ifgroup"), ("goto", "goto"), ("nat_gateway", "map-to")):
+        if key in sel:
+            args += [word, str(sel[key])]
+    if "dscp" in sel:
+        args += ["dscp", pair("dscp", "dscp_mask")]
+    if "fwmark" in sel:
+        args += ["fwmark", pair("fwmark", "fwmask")]
+    if "flowlabel" in sel:
+        args += ["flowlabel", pair("flowlabel", "flowlabel_mask")]
+    if "l3mdev" in sel:
+        args.append("l3mdev")
+    if "uid_start" in sel:
+        args += ["uidrange", "%s-%s" % (sel["uid_start"], sel.get("uid_end", sel["uid_start"]))]
+    for port in ("sport", "dport"):
+        if port in sel:
+            args += [port, pair(port, port + "_mask", hexed=sel.get(port + "_mask") is not None)]
+        elif port + "_start" in sel:
+            args += [port, "%s-%s" % (sel[port + "_start"], sel.get(port + "_end", sel[port + "_start"]))]
+    if "flow_to" in sel:
+        args += ["realms", "%s/%s" % (sel["flow_from"], sel["flow_to"]) if "flow_from" in sel else str(sel["flow_to"])]
+    for key in ("action", "to_tbl"):
+        if key in sel:
+            args.append(str(sel[key]))
+    args += [key for key in ("nop", "masquerade") if key in sel]
+    return args
 
 
 def predict(want, have, state):

@@ -10,7 +10,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import _rail_addresses
 
 TOOL = "ip -j rule"
 PARSER = "_rail_addresses.parse_rules"
-VERSIONS = "iproute2 6.1 (JSON layout since 4.17)"
+VERSIONS = "iproute2 6.1 (JSON layout since 4.17), rules with every selector ip rule add takes"
 EXPECT_REFUSED = {}
 SKIP = {}
 
