@@ -49,6 +49,11 @@ def run(monkeypatch, sim, main, args, check_mode=False):
 
 @pytest.fixture
 def node(sim, monkeypatch, tmp_path):
+    """A fabricsim node whose files are under tmp (``make_node``)."""
+    return make_node(sim, monkeypatch, tmp_path)
+
+
+def make_node(sim, monkeypatch, tmp_path):
     """A fabricsim node whose files are under tmp: the drift specs' directory, the GRUB file,
     /proc/cmdline, modules-load.d, the boot appliers' files."""
     monkeypatch.setenv("SYSFS_PATH", sim.sys)
