@@ -36,40 +36,52 @@ def _lids(port):
 
 
 def ibstat(args, ctx):
+    """rdma-core infiniband-diags/ibstat.c. Profile option ``ibstat`` (a dict): ``node_types``
+    ({dev: "Router" | "iWARP RNIC"}, default "CA": ca_dump's node_type_str name for the header and
+    the ``<kind> type`` line); ``umad_2007`` (a libibumad older than 4474288a0, OFED 1.3, with the
+    infiniband-diags 1.3 ibstat: lists iWARP RNICs, prints no ``Link layer``). Otherwise libibumad's
+    is_ib_type() leaves type 4 out of the device list, so an iWARP RNIC is not printed and
+    ``ibstat DEV`` of one, like an unknown name, IBPANICs ``'DEV' IB device can't be found``."""
     p = ctx.profile
+    options = p.data.get("ibstat") or {}
+    kinds = options.get("node_types") or {}
+    old = bool(options.get("umad_2007"))
+    listed = [n for n in p.nics if old or kinds.get(n["dev"], "CA") != "iWARP RNIC"]
     names = [a for a in args if not a.startswith("-")]
-    if "-l" in args:
-        return "".join(n["dev"] + "\n" for n in p.nics), "", 0
-    if "-p" in args:
-        return "".join(_hexguid(_port_guid(pt)) + "\n" for n in p.nics for pt in n["ports"]), "", 0
-    nics = p.nics
+    nics = listed
     if names:
-        nics = [n for n in p.nics if n["dev"] == names[0]]
-        if not nics:
-            return "", "ibpanic: [%d] main: stat of IB device '%s' failed: No such file or directory\n" % (
-                1000, names[0]), 255
+        nics = [n for n in listed if n["dev"] == names[0]]
+        if not nics:                    # main(): IBPANIC with errno 0, so %m prints 'Success'
+            return "", "ibpanic: [%d] main: '%s' IB device can't be found: Success\n" % (1000, names[0]), 255
+    if "-l" in args:
+        return "".join(n["dev"] + "\n" for n in nics), "", 0
+    if "-p" in args:
+        return "".join(_hexguid(_port_guid(pt)) + "\n" for n in nics for pt in n["ports"]), "", 0
     out = []
     for nic in nics:
         model = p.model(nic)
-        out.append("CA '%s'\n\tCA type: %s\n\tNumber of ports: %d\n\tFirmware version: %s\n"
+        kind = kinds.get(nic["dev"], "CA")
+        out.append("%s '%s'\n\t%s type: %s\n\tNumber of ports: %d\n\tFirmware version: %s\n"
                    "\tHardware version: %s\n\tNode GUID: %s\n\tSystem image GUID: %s\n" % (
-                       nic["dev"], model["ca_type"], len(nic["ports"]), nic["fw"], int(model["hw_rev"], 16),
+                       kind, nic["dev"], kind, model["ca_type"], len(nic["ports"]), nic["fw"], int(model["hw_rev"], 16),
                        _hexguid(nic["node_guid"]), _hexguid(nic["sys_image_guid"])))
         for port in nic["ports"]:
             state, dummy, phys, dummy = p.port_state(port)
             lid, smlid = _lids(port)
             eth = port["link_layer"] == "Ethernet"
             out.append("\tPort %d:\n\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %d\n\t\tBase lid: %d\n"
-                       "\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: %s\n\t\tPort GUID: %s\n"
-                       "\t\tLink layer: %s\n" % (
+                       "\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: %s\n\t\tPort GUID: %s\n" % (
                            port["port"], STATE_WORD[state], phys, 10 if port.get("down") else port["rate"],
-                           lid, smlid, "0x00010000" if eth else "0xa751e848", _hexguid(_port_guid(port)),
-                           port["link_layer"]))
+                           lid, smlid, "0x00010000" if eth else "0xa751e848", _hexguid(_port_guid(port))))
+            if not old:
+                out.append("\t\tLink layer: %s\n" % port["link_layer"])
     return "".join(out), "", 0
 
 
-def _ibstatus_port(nic, port, p):
-    """port_status of the ibstatus script: each value echoed from sysfs after a TAB-ended key."""
+def _ibstatus_port(nic, port, p, options):
+    """port_status of the ibstatus script: each value echoed from sysfs after a TAB-ended key.
+    ``options``: ``unreadable`` (keys whose sysfs file cannot be read: ``unknown``, ``IB`` for
+    link_layer), ``link_layer`` False (the script before a6cc34bfb, 2010: no such line)."""
     state, snum, phys, pnum = p.port_state(port)
     lid, smlid = _lids(port)
     if port.get("down") and port["link_layer"] == "InfiniBand":
@@ -77,17 +89,26 @@ def _ibstatus_port(nic, port, p):
     gid = p.gids(nic, port)[0][1].exploded
     rate = "10 Gb/sec (4X SDR)" if port.get("down") else "%d Gb/sec (%s)" % (
         port["rate"], {100: "4X EDR", 200: "4X HDR", 400: "4X NDR"}.get(port["rate"], "4X"))
-    return ("Infiniband device '%s' port %d status:\n\tdefault gid:\t %s\n\tbase lid:\t 0x%x\n"
-            "\tsm lid:\t\t 0x%x\n\tstate:\t\t %d: %s\n\tphys state:\t %d: %s\n\trate:\t\t %s\n"
-            "\tlink_layer:\t %s\n\n" % (nic["dev"], port["port"], gid, lid, smlid, snum, state, pnum, phys, rate, port["link_layer"]))
+    values = [("default gid", "\t", gid), ("base lid", "\t", "0x%x" % lid), ("sm lid", "\t\t", "0x%x" % smlid),
+              ("state", "\t\t", "%d: %s" % (snum, state)), ("phys state", "\t", "%d: %s" % (pnum, phys)),
+              ("rate", "\t\t", rate)]
+    if options.get("link_layer", True):
+        values.append(("link_layer", "\t", port["link_layer"]))
+    unreadable = set(options.get("unreadable") or ())
+    lines = ["\t%s:%s %s\n" % (key, tabs, ("IB" if key == "link_layer" else "unknown") if key in unreadable else value)
+             for key, tabs, value in values]
+    return "Infiniband device '%s' port %d status:\n%s\n" % (nic["dev"], port["port"], "".join(lines))
 
 
 def ibstatus(args, ctx):
     """rdma-core infiniband-diags/scripts/ibstatus: ``[devname[:port]]...``. Its fatal() echoes
     ``Fatal error:  <message>`` on STDOUT (echo "Fatal error: " $*) and exits 255, after what the
     devices before the missing one printed; a port number that has no sysfs directory prints
-    'unknown' values (link_layer falls back to IB)."""
+    'unknown' values (link_layer falls back to IB). Profile option ``ibstatus`` (a dict):
+    ``unreadable`` (a list of keys, e.g. ["default gid", "rate"], whose sysfs file every port
+    lacks: ``unknown``), ``link_layer`` False (the script before 2010: no link_layer line)."""
     p = ctx.profile
+    options = p.data.get("ibstatus") or {}
     if not args:
         if not p.nics:
             return "Fatal error:  No devices\n", "", 255
@@ -101,11 +122,12 @@ def ibstatus(args, ctx):
             return "".join(out), "", 255
         for port in nic["ports"]:
             if port_arg == dev or port_arg == str(port["port"]):
-                out.append(_ibstatus_port(nic, port, p))
+                out.append(_ibstatus_port(nic, port, p, options))
         if port_arg != dev and not any(port_arg == str(port["port"]) for port in nic["ports"]):
+            layer = "\tlink_layer:\t IB\n" if options.get("link_layer", True) else ""
             out.append("Infiniband device '%s' port %s status:\n\tdefault gid:\t unknown\n\tbase lid:\t unknown\n"
                        "\tsm lid:\t\t unknown\n\tstate:\t\t unknown\n\tphys state:\t unknown\n"
-                       "\trate:\t\t unknown\n\tlink_layer:\t IB\n\n" % (dev, port_arg))
+                       "\trate:\t\t unknown\n%s\n" % (dev, port_arg, layer))
     return "".join(out), "", 0
 
 
