@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Every test of rdma.fabric, stage by stage, with timings:
-#   lab/test.sh all              deps, venv, image, unit and sanity on the highest and lowest ansible-core (two at
-#                                once), build, galaxy, lint, docs, ee, molecule (all scenarios)
+#   lab/test.sh all              deps, the venvs (at once), image; then unit and sanity on the highest and
+#                                lowest ansible-core, lint, galaxy, ee, build, docs, rules and every Molecule
+#                                scenario, two at once, the longest first (RDMA_FABRIC_JOBS=1: one at a time)
 #   lab/test.sh unit|sanity|lint|build
 #   lab/test.sh rules            the Prometheus alert pack: promtool check rules and its unit tests (tests/prometheus)
 #   lab/test.sh core             unit and sanity on the lowest ansible-core meta/runtime.yml claims (lab/core-matrix.sh)
 #   lab/test.sh galaxy           galaxy-importer (what Galaxy and Automation Hub run on import) on the built collection
 #   lab/test.sh docs             antsibull-docs lint-collection-docs (make docs builds the HTML)
 #   lab/test.sh ee               the execution environment: build context, image, drift check in it
-#   lab/test.sh molecule [NAMES] every scenario, or the named ones ("a b"); two lanes at once
-#                                (RDMA_FABRIC_LANES=1: one after the other)
+#   lab/test.sh molecule [NAMES] every scenario, or the named ones ("a b"); two at once
+#                                (RDMA_FABRIC_LANES=1 or RDMA_FABRIC_JOBS=1: one after the other)
 #   lab/test.sh bench            the QoS converge benchmark on the lab
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
@@ -45,7 +46,7 @@ link_collection() {
 # own; one more line gives the wall time of the whole pool. Fails when any job fails.
 pool() {
   local title=$1; shift
-  local max=${RDMA_FABRIC_JOBS:-2} dir start=$SECONDS i=0 rc=0 secs verdict
+  local max=${RDMA_FABRIC_JOBS:-${RDMA_FABRIC_LANES:-2}} dir start=$SECONDS i=0 rc=0 secs verdict
   local -a names=()
   dir=$(mktemp -d)
   echo "==> $title ($max at once)"
@@ -148,64 +149,30 @@ run_scenario() {
   molecule test -s "$1"
 }
 
-# Molecule scenarios in two lanes at once (RDMA_FABRIC_LANES=1: one after the other). Each lane
-# runs its scenarios in turn; the lanes are balanced by the scenarios' last CI times (longest
-# first, each to the lane with less work). Each scenario's output is printed whole after both
-# lanes end, its timing and verdict go to the report as a stage of its own.
-LANE_ORDER=(onboard health roce_qos gpudirect default rails opensm_ha)
+# The last CI times (seconds, 2 cores, a quiet machine) of the jobs pool() runs: sort_jobs puts
+# the longest first, so that two jobs at once finish together and the short ones fill the end.
+# Update them from the report of a CI run; a job not listed counts as 300 s.
+declare -A LAST_CI=(
+  [unit]=446 ["unit core-lowest"]=371 [sanity]=330 ["sanity core-lowest"]=330
+  [lint]=94 [galaxy]=60 [ee]=52 [build]=42 [docs]=19 [rules]=4
+  ["molecule onboard"]=717 ["molecule health"]=560 ["molecule gpudirect"]=450
+  ["molecule roce_qos"]=400 ["molecule default"]=360 ["molecule rails"]=390 ["molecule opensm_ha"]=320
+)
 
-run_lane() {  # run_lane DIR SCENARIO...
-  local dir=$1 s start; shift
-  for s in "$@"; do
-    start=$SECONDS
-    if run_scenario "$s" >"$dir/$s.log" 2>&1; then
-      echo "$s $((SECONDS - start)) ok" >>"$dir/results"
-    else
-      echo "$s $((SECONDS - start)) FAILED" >>"$dir/results"
-    fi
+sort_jobs() {  # sort_jobs NAME CMD [NAME CMD ...]: sorted_jobs=(the pairs, longest last CI time first)
+  local -a names=() cmds=()
+  local i
+  while [ $# -ge 2 ]; do names+=("$1"); cmds+=("$2"); shift 2; done
+  sorted_jobs=()
+  for i in $(for i in "${!names[@]}"; do echo "${LAST_CI[${names[$i]}]:-300} $i"; done | sort -k1,1nr -k2,2n | cut -d' ' -f2); do
+    sorted_jobs+=("${names[$i]}" "${cmds[$i]}")
   done
 }
 
-molecule_lanes() {  # molecule_lanes SCENARIO...
-  local -a todo=("$@") lane_a=() lane_b=()
-  local s known dir pa pb name secs verdict
-  if [ "${RDMA_FABRIC_LANES:-2}" = 1 ] || [ "${#todo[@]}" -lt 2 ]; then
-    for s in "${todo[@]}"; do stage "molecule $s" run_scenario "$s"; done
-    return
-  fi
-  # the known scenarios in LANE_ORDER, then any new one
-  local -a ordered=()
-  for known in "${LANE_ORDER[@]}"; do
-    for s in "${todo[@]}"; do [ "$s" = "$known" ] && ordered+=("$s"); done
-  done
-  for s in "${todo[@]}"; do
-    case " ${LANE_ORDER[*]} " in *" $s "*) ;; *) ordered+=("$s") ;; esac
-  done
-  local i=0
-  for s in "${ordered[@]}"; do
-    # alternate A B B A A B ...: the longest two go to different lanes, then they even out
-    case $((i % 4)) in 0|3) lane_a+=("$s") ;; *) lane_b+=("$s") ;; esac
-    i=$((i + 1))
-  done
-  dir=$(mktemp -d)
-  echo "==> molecule, two lanes: [${lane_a[*]}] and [${lane_b[*]}]"
-  local start=$SECONDS
-  run_lane "$dir" "${lane_a[@]}" & pa=$!
-  run_lane "$dir" "${lane_b[@]}" & pb=$!
-  wait "$pa" "$pb"
-  for s in "${ordered[@]}"; do
-    echo "==> molecule $s"
-    cat "$dir/$s.log" 2>/dev/null
-  done
-  while read -r name secs verdict; do
-    timings+=("$(printf '%-28s %5ss  %s' "molecule $name" "$secs" "$verdict")")
-    [ "$verdict" = ok ] || failed+=("molecule $name")
-  done <"$dir/results"
-  for s in "${ordered[@]}"; do
-    grep -q "^$s " "$dir/results" || { timings+=("$(printf '%-28s %5s   FAILED' "molecule $s" "-")"); failed+=("molecule $s"); }
-  done
-  timings+=("$(printf '%-28s %5ss  (wall, both lanes)' "molecule" $((SECONDS - start)))")
-  rm -rf "$dir"
+molecule_jobs() {  # molecule_jobs SCENARIO...: molecule_job_list=("molecule NAME" "run_scenario NAME" ...)
+  local s
+  molecule_job_list=()
+  for s in "$@"; do molecule_job_list+=("molecule $s" "run_scenario $s"); done
 }
 
 report() {
@@ -241,14 +208,17 @@ case "$what" in
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
     # unit tests and ansible-test sanity on the highest (pinned) and the lowest claimed
-    # ansible-core, build, galaxy, lint, docs, ee, rules: each one busy core (ee: podman
-    # build and one node), two at once, the longest first (the last CI times)
-    pool "checks" \
+    # ansible-core, lint, galaxy, ee, build, docs, rules and every Molecule scenario: each about
+    # one busy core, so two at once, the longest first (LAST_CI); a job starts as soon as
+    # another ends, with no barrier between the checks and Molecule
+    # shellcheck disable=SC2046
+    molecule_jobs $(scenarios)
+    sort_jobs \
       unit run_unit "unit core-lowest" "lab/core-matrix.sh unit" \
       sanity run_sanity "sanity core-lowest" "lab/core-matrix.sh sanity" \
-      lint run_lint galaxy lab/galaxy.sh ee lab/ee.sh build run_build docs "lab/docs.sh lint" rules run_rules
-    # shellcheck disable=SC2046
-    molecule_lanes $(scenarios)
+      lint run_lint galaxy lab/galaxy.sh ee lab/ee.sh build run_build docs "lab/docs.sh lint" rules run_rules \
+      "${molecule_job_list[@]}"
+    pool "checks and molecule" "${sorted_jobs[@]}"
     ;;
   unit) stage unit run_unit ;;
   sanity) stage sanity run_sanity ;;
@@ -267,7 +237,9 @@ case "$what" in
     stage image lab/image.sh
     export RDMA_FABRIC_NODE_IMAGE; RDMA_FABRIC_NODE_IMAGE=$(lab/image.sh 2>/dev/null)
     # shellcheck disable=SC2046,SC2086
-    molecule_lanes ${2:-$(scenarios)}
+    molecule_jobs ${2:-$(scenarios)}
+    sort_jobs "${molecule_job_list[@]}"
+    pool molecule "${sorted_jobs[@]}"
     ;;
   bench)
     stage image lab/image.sh
