@@ -75,7 +75,7 @@ class ActionModule(ActionBase):
         result.update(drift_records=probe.get("drift_records") or [], checked=probe.get("checked") or [])
         if apply:
             result.update(applied=probe.get("applied") or {}, changed=bool(probe.get("changed")),
-                          drift_records_after=probe.get("drift_records_after") or [])
+                          drift_records_after=probe.get("drift_records_after") or [], plans=probe.get("plans") or {})
             if probe.get("failed"):
                 result.update(failed=True, msg=probe.get("msg"))
         return result

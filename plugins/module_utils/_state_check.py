@@ -495,4 +495,32 @@ def apply_areas(module, host, specs, wanted, facts, facts_errors):
     if any(out["applied"].values()) and not module.check_mode:
         facts, errors = gather_facts(module, wanted)
         out["drift_records_after"] = check_areas(module, host, specs, facts, errors)["drift_records"]
+    out["plans"] = area_summaries(inputs, facts, out["drift_records_after"])
+    return out
+
+
+def area_summaries(inputs, facts, records_after):
+    """What the controller's steps after a node-side converge read (``site.yml``), per area
+    planned: nccl_env's plan as the role's fleet check compares it (``active``, ``settings``,
+    ``fabric``, ``fleet``, ``notes``, ``warnings``, ``errors``); gpudirect's readiness from the
+    facts read last (``ready``, ``not_ready``, ``summary``, ``ready_gpus``), its
+    ``kernel_cmdline`` parameters, and the reboot state: ``reboot_required`` when a kernel
+    argument is written but not booted, ``pending_arguments`` (``[{name}]``) as the role's
+    reboot tasks name them."""
+    out = {}
+    nccl = (inputs.get("nccl_env") or {}).get("plan")
+    if isinstance(nccl, dict):
+        out["nccl_env"] = dict((key, nccl.get(key)) for key in
+                               ("active", "settings", "fabric", "fleet", "notes", "warnings", "errors"))
+    gpu = (inputs.get("gpudirect") or {}).get("plan")
+    if isinstance(gpu, dict):
+        gdr = (facts or {}).get("gdr") or {}
+        pending = [{"name": r["setting"]} for r in records_after or []
+                   if r.get("area") == "gpudirect" and r.get("object") == "/proc/cmdline" and r.get("actual") == "pending reboot"]
+        out["gpudirect"] = {
+            "ready": bool(gdr.get("ready")), "not_ready": list(gdr.get("not_ready") or []),
+            "summary": list(gdr.get("summary") or []),
+            "ready_gpus": [g.get("gpu") for g in gdr.get("gpus") or [] if g.get("expected_to_work")],
+            "kernel_cmdline": gpu.get("kernel_cmdline"), "notes": list(gpu.get("notes") or []),
+            "reboot_required": bool(pending), "pending_arguments": pending}
     return out

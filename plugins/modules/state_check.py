@@ -166,6 +166,16 @@ drift_records_after:
   returned: when O(areas) and O(apply) are given
   type: list
   elements: dict
+plans:
+  description:
+    - With O(apply), what the steps after a node-side converge read (C(playbooks/site.yml)), per area
+      planned on the node. V(nccl_env) - its plan as the role's fleet check compares it (C(active),
+      C(settings), C(fabric), C(fleet), C(notes), C(warnings), C(errors)). V(gpudirect) - readiness from
+      the facts read last (C(ready), C(not_ready), C(summary), C(ready_gpus)), C(kernel_cmdline) (the
+      module's parameters), C(notes), C(reboot_required) (a kernel argument written, not booted) and
+      C(pending_arguments) (C([{name}])).
+  returned: when O(apply) is true
+  type: dict
 applied:
   description:
     - With O(apply), per area applied, its module calls in order, each C({name, resource, failed,

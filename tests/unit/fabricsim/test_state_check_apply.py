@@ -150,6 +150,21 @@ def test_one_call_converges_a_fresh_node_and_a_second_writes_nothing(sim, monkey
     pending = [r for r in first["drift_records_after"] if r["object"] == "/proc/cmdline"]
     assert first["drift_records_after"] == pending and [r["setting"] for r in pending] == (["iommu"] if gpu else [])
     assert ("iommu=pt" in (node / "grub").read_text()) is gpu
+    # what site.yml's steps after the call read: nccl_env's plan for the fleet check, gpudirect's
+    # readiness from the facts read after the apply, and the reboot the kernel argument needs
+    plans = first["plans"]
+    assert sorted(plans) == sorted(a for a in ("nccl_env", "gpudirect") if a in areas)
+    if "nccl_env" in areas:
+        assert plans["nccl_env"]["active"] is True and plans["nccl_env"]["errors"] == []
+        assert plans["nccl_env"]["settings"]["NCCL_IB_HCA"] and set(plans["nccl_env"]["fleet"]) >= {"groups"}
+    if gpu:
+        assert plans["gpudirect"]["reboot_required"] is True
+        assert plans["gpudirect"]["pending_arguments"] == [{"name": "iommu"}]
+        # the misplaced node's GPU and NIC are too far apart however the node is set: not ready
+        ready = profile != "dgx-h100-ib-misplaced"
+        assert plans["gpudirect"]["ready"] is ready and bool(plans["gpudirect"]["not_ready"]) is not ready
+        assert len(plans["gpudirect"]["ready_gpus"]) + len(plans["gpudirect"]["not_ready"]) == len(plans["gpudirect"]["summary"])
+        assert plans["gpudirect"]["kernel_cmdline"]["grub_file"] == str(node / "grub")
 
     # the same converged node: a second apply runs the drifted area's reads only (gpudirect,
     # pending the reboot), or nothing
@@ -169,6 +184,8 @@ def test_one_call_converges_a_fresh_node_and_a_second_writes_nothing(sim, monkey
     sim.cli("log", "--clear")
     kind, third = state_check_call(monkeypatch, sim, areas)
     assert kind == "exit" and (third["changed"], third["applied"], third["drift_records_after"]) == (False, {}, [])
+    if gpu:
+        assert third["plans"]["gpudirect"]["reboot_required"] is False and third["plans"]["gpudirect"]["pending_arguments"] == []
     assert sim.log(writes=True) == [] and snapshot(sim.state_dir, sim.run_dir, str(node)) == before
 
     # each module, in check mode with the role's config (its plan from the role's reads), changes nothing
@@ -292,11 +309,12 @@ APPLIED = {"roce_qos": [{"name": "mlnx_qos", "resource": "mlnx_qos", "failed": F
 
 def test_drift_check_apply_passes_the_option_and_returns_what_was_applied():
     answer = {"changed": True, "drift_records": [RECORD], "checked": ["roce_qos"], "applied": APPLIED,
-              "drift_records_after": []}
+              "drift_records_after": [], "plans": {"gpudirect": {"reboot_required": True}}}
     result, calls = _action([dict(answer)], {"areas": {"roce_qos": {"settings": {}}}, "apply": "yes"})
     assert calls[0][1]["apply"] is True
     assert (result["drift_records"], result["applied"], result["changed"], result["drift_records_after"]) == (
         [RECORD], APPLIED, True, []) and not result.get("failed")
+    assert result["plans"] == {"gpudirect": {"reboot_required": True}}
     # an area failed: the task fails with the node's message, the lists kept
     result, calls = _action([dict(answer, failed=True, msg="gpu-01: roce_qos: mlnx_qos (mlnx_qos) failed: x")],
                             {"areas": {"roce_qos": {"settings": {}}}, "apply": True})
