@@ -189,3 +189,59 @@ def test_the_role_and_the_drift_check_give_the_same_records(node, monkeypatch):
     assert ("mlx5_1", "nv.PCI_WR_ORDERING", "force_relax(1)", "per_mkey(0)") in found
     assert ("mlx5_2", "firmware.version", "28.39.1002 (pinned for MT_0000000838)", "28.36.1010") in found
     assert len(found) == 2
+
+
+def _fleet_check(monkeypatch, sim, spec):
+    """The drift check's one state_check call with roce_qos and nccl_env beside nic_firmware (the
+    readers merged: rdma_facts asked by three areas), nic_firmware's records only."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
+    from ansible_collections.rdma.fabric.tests.unit import helpers as h
+    specs = {"nic_firmware": spec,
+             "roce_qos": roce_qos.spec(h.role_defaults("roce_qos", roce_qos_lldp=False), lambda term: "# %s\n" % term)}
+    result = _run(monkeypatch, sim, state_check.main, {"areas": specs, "host": "gpu-01"}, check_mode=True)
+    return [r for r in result["drift_records"] if r["area"] == "nic_firmware"]
+
+
+@pytest.mark.parametrize("stuck", [False, True], ids=["taken", "nv-stuck"])
+def test_set_reboot_check_through_state_check(node, monkeypatch, stuck):
+    """Molecule gpudirect firmware.yml on one node: the role sets the values (pending), the drift
+    check names each pending value; one reboot; the drift check (alone and beside other areas)
+    and the role's records then agree: nothing, or only the value the firmware did not take, in
+    this boot and the next. As on a node, the role and the drift check share the boot record at its
+    default path (here the node's: state_check's mlxconfig reads the module's default)."""
+    monkeypatch.setattr(_nvconfig.MlxconfigResource.__init__, "__defaults__", (False, node.record, False))
+    spec = _spec(versions={"MT_0000000838": "28.39.1002"})
+    if stuck:
+        assert node.cli("fault", "nv-stuck", "mlx5_0", "PCI_WR_ORDERING") == 0
+    assert _role(monkeypatch, node, spec, check_mode=False)
+    pending = _drift_check(monkeypatch, node, spec)
+    assert pending and all(r["actual"].endswith(": pending reset") for r in pending)
+    assert ("mlx5_0 (current)", "nv.PCI_WR_ORDERING") in [(r["object"], r["setting"]) for r in pending]
+    assert _key(pending) == _key(_fleet_check(monkeypatch, node, spec)) == _key(_role(monkeypatch, node, spec))
+    writes = len(_writes(node))
+    want = [("mlx5_0 (current)", "nv.PCI_WR_ORDERING", "force_relax(1)",
+             "per_mkey(0): the firmware did not take it after a reset")] if stuck else []
+    for _boot in range(2):
+        node.boot()
+        drift = _drift_check(monkeypatch, node, spec)
+        assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in drift] == want
+        assert _key(drift) == _key(_fleet_check(monkeypatch, node, spec)) == _key(_role(monkeypatch, node, spec))
+        # the role's run after the reboot writes nothing and owes no reboot
+        after = _nv(monkeypatch, node, {"PCI_WR_ORDERING": "force_relax"})
+        assert after["commands"] == [] and after["reboot_required"] is False
+        assert list(after["not_taken"]) == (["mlx5_0"] if stuck else [])
+    assert len(_writes(node)) == writes
+
+
+@pytest.mark.xfail(strict=True, reason="state_check's mlxconfig reads the module's default boot record, "
+                   "not nic_firmware_boot_record (the request's options take booleans only)")
+def test_the_drift_check_reads_the_boot_record_the_role_writes(node, monkeypatch):
+    """nic_firmware_boot_record elsewhere than the default: after the reboot the drift check
+    should name the value not taken as the role does, not as pending a reset."""
+    spec = _spec(boot_record=node.record)
+    assert node.cli("fault", "nv-stuck", "mlx5_0", "PCI_WR_ORDERING") == 0
+    assert _role(monkeypatch, node, spec, check_mode=False)
+    node.boot()
+    role = _role(monkeypatch, node, spec)
+    assert [r["actual"] for r in role] == ["per_mkey(0): the firmware did not take it after a reset"]
+    assert _key(_drift_check(monkeypatch, node, spec)) == _key(role)
