@@ -133,7 +133,7 @@ applied:
 drift_records_after:
   description:
     - With O(apply), the records of the check made after the apply (what still differs, read back;
-      a kernel argument not yet booted is C(pending reboot)); in check mode, O(drift_records).
+      a kernel argument not yet booted is C(pending reboot)); in check mode, RV(drift_records).
   returned: when O(apply) is true
   type: list
   elements: dict

@@ -161,7 +161,7 @@ drift_records:
 drift_records_after:
   description:
     - With O(apply), the records of the check made again after the apply (the state read back); the
-      records of O(drift_records) when nothing was applied, and in check mode. A kernel argument set
+      records of RV(drift_records) when nothing was applied, and in check mode. A kernel argument set
       and not yet booted stays a record (C(/proc/cmdline), C(pending reboot)).
   returned: when O(areas) and O(apply) are given
   type: list
