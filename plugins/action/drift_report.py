@@ -16,7 +16,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 
 

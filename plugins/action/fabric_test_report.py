@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma.fabric.fabric_test_report: the fabric test's verdict (the fabric_test filter's
 ``verdict`` step) as a table, JSON, JUnit XML and a Prometheus textfile, through the writers
-the drift check and health use (module_utils/_report.py). Documentation in
+the drift check and health use (module_utils/reports/_report.py). Documentation in
 plugins/modules/fabric_test_report.py."""
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +16,7 @@ import time
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as F
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 

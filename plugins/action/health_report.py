@@ -4,7 +4,7 @@
 """rdma.fabric.health_report: gather every host's rdma_health findings (Python over the
 play's hosts, linear), add a finding for every host that could not be checked, print the
 table and write health.json, JUnit XML and a Prometheus textfile through the drift check's
-writers (module_utils/_report.py; the run's steps in plugin_utils/_report_run.py).
+writers (module_utils/reports/_report.py; the run's steps in plugin_utils/_report_run.py).
 Documentation in plugins/modules/health_report.py."""
 
 from __future__ import absolute_import, division, print_function
@@ -16,8 +16,8 @@ import time
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 
 FAIL_ON = ("error", "warning", "never")

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What every module that changes a node through the resource engine (module_utils/_resource.py)
+"""What every module that changes a node through the resource engine (module_utils/resources/_resource.py)
 shares: check and diff mode, and the lifecycle and failure result the engine gives them all.
 Return values cannot come from a fragment, so the failure keys are described here once, in the
 notes, and each module's RETURN describes its own successful result."""

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma.fabric.health_findings: what keeps a GPU node out of the fabric or makes it sick,
 judged from one rdma_facts gather (the health_gate) or from rdma_health's observations
-(the health role). The judging is module_utils/_health.py, the one implementation;
+(the health role). The judging is module_utils/reports/_health.py, the one implementation;
 documentation in health_findings.yml. health_bundle_files shapes the files a support bundle
 holds; health_gate_config_errors checks the health_gate role's variables. The health role's
 own decisions are its area object (module_utils/areas/health.py)."""
@@ -14,7 +14,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.health import _checks_errors
 from ansible_collections.rdma.fabric.plugins.plugin_utils._filters import wrap
 

@@ -15,12 +15,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _roce_qos_rollback
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _roce_qos_rollback
 
 
 def roce_qos_rollback(results, failed=None, enabled=True):
     """What to restore after the apply failed midway on an interface (the role's rescue):
-    ``module_utils/_roce_qos_rollback.py`` ``rollback``, which state_check's apply runs too.
+    ``module_utils/areas/_roce_qos_rollback.py`` ``rollback``, which state_check's apply runs too.
 
     ``results``: ``{module: registered result}`` of the mlnx_qos, dcqcn and lldp_dcb tasks
     (a task that did not run: an empty dict); ``failed``: ``ansible_failed_result``.

@@ -80,7 +80,7 @@ from ansible import constants as C
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio, _secrets
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")

@@ -222,8 +222,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError, captured_option, captured_texts
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness as gdr
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError, captured_option, captured_texts
 
 
 def main():

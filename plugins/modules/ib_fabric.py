@@ -205,8 +205,8 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ib_fabric
-from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, ToolError, check_name
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _ib_fabric
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import RDMA_DEVICE_MAX, ToolError, check_name
 
 
 def argument_spec():

@@ -200,8 +200,8 @@ backend:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._kernel_cmdline import KernelCmdlineResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._kernel_cmdline import KernelCmdlineResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import run_resource
 
 
 def main():

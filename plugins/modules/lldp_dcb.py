@@ -205,8 +205,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._lldp_dcb import ADMIN_CHOICES, LldpDcbResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._lldp_dcb import ADMIN_CHOICES, LldpDcbResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():

@@ -217,8 +217,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._mlnx_qos import MlnxQosResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import MODULE_KWARGS, module_argument_spec, run_module
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._mlnx_qos import MlnxQosResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import MODULE_KWARGS, module_argument_spec, run_module
 
 
 def argument_spec():

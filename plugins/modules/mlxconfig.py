@@ -180,8 +180,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._nvconfig import DEFAULT_BOOT_RECORD, MlxconfigResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import DEFAULT_BOOT_RECORD, MlxconfigResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import run_resource
 
 STATES = ["merged", "gathered", "rendered", "parsed"]
 

@@ -160,9 +160,11 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _fileio, _nccl, _nccl_tests
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as run
-from ansible_collections.rdma.fabric.plugins.module_utils._common import C_LOCALE
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _nccl_tests
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as run
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import C_LOCALE
 
 DEFAULT_ENV_FILE = "/etc/nccl.conf"
 OPT_DIRS = ["/opt/nccl-tests/build", "/usr/local/nccl-tests/build"]

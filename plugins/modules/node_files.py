@@ -137,8 +137,8 @@ gathered:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._node_files import NodeFilesResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._node_files import NodeFilesResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import run_resource
 
 
 def argument_spec():

@@ -142,8 +142,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._pcie_acs import PcieAcsResource
-from ansible_collections.rdma.fabric.plugins.module_utils._resource import run_resource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._pcie_acs import PcieAcsResource
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import run_resource
 
 
 def main():

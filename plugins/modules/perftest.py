@@ -260,8 +260,8 @@ skipped:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as run
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as run
 
 
 def argument_spec():

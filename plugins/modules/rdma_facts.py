@@ -221,8 +221,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import captured_option, captured_texts
-from ansible_collections.rdma.fabric.plugins.module_utils._rdma_facts import CAPTURED_KEYS, SUBSETS, gather
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import captured_option, captured_texts
+from ansible_collections.rdma.fabric.plugins.module_utils.facts._rdma_facts import CAPTURED_KEYS, SUBSETS, gather
 
 
 def main():

@@ -153,7 +153,7 @@ source:
   returned: success
 raw:
   description: Everything read (with O(return_raw)); a support bundle's C(health-raw.json). Secret-looking
-    values are redacted, their names kept (the one list of module_utils/_secrets.py, with OpenSM's C(sm_key),
+    values are redacted, their names kept (the one list of module_utils/common/_secrets.py, with OpenSM's C(sm_key),
     C(sa_key), C(m_key), C(cc_key), any C(*_key) but the partition key, passwords, tokens, secrets and
     credentials; in every text layout, such as C(NAME=value) in the NCCL log and /proc/cmdline,
     C(name value), JSON).
@@ -167,8 +167,10 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _nccl
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
 
 
 def main():

@@ -153,8 +153,8 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, ToolError, check_name
-from ansible_collections.rdma.fabric.plugins.module_utils._sm_info import gather, parse
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import RDMA_DEVICE_MAX, ToolError, check_name
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers._sm_info import gather, parse
 
 
 def main():

@@ -42,7 +42,7 @@ options:
         setting as RV(drift_records), the whole check in one call.
       - Used by M(rdma.fabric.drift_check); the specs are internal to the collection.
       - An opensm spec holds the rendered opensm.conf, with the SM_Key. Never logged; in the result
-        every secret found in the specs (module_utils/_secrets.py, such as an C(sm_key) value) is masked,
+        every secret found in the specs (module_utils/common/_secrets.py, such as an C(sm_key) value) is masked,
         and nothing else.
     type: dict
   host:
@@ -211,9 +211,9 @@ results:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
-from ansible_collections.rdma.fabric.plugins.module_utils._drift_areas import NODE_AREAS, readers
-from ansible_collections.rdma.fabric.plugins.module_utils._state_check import (
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.drift._drift_areas import NODE_AREAS, readers
+from ansible_collections.rdma.fabric.plugins.module_utils.drift._state_check import (
     RESOURCES, apply_areas, areas_errors, check_all, check_areas, facts_errors, gather_facts)
 
 

@@ -40,7 +40,12 @@ def module_utils_closure(entry):
     """``entry`` (a module_utils file) and every module_utils file it imports, transitively,
     with the ``__init__.py`` of each subpackage: what the node needs to run it, and no more."""
     root = os.path.dirname(os.path.abspath(entry))
-    seen, todo = set(), [os.path.basename(entry)]
+    # an entry in a subpackage (reports/_health_timer.py): every path is relative to module_utils
+    top = root
+    while os.path.basename(top) != "module_utils" and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    root = top if os.path.basename(top) == "module_utils" else root
+    seen, todo = set(), [os.path.relpath(os.path.abspath(entry), root)]
     while todo:
         rel = todo.pop()
         if rel in seen:
@@ -55,7 +60,7 @@ def module_utils_closure(entry):
 
 
 def files(entry):
-    """``[{path, content}]``, path relative to module_utils: ``entry`` (a file name in
+    """``[{path, content}]``, path relative to module_utils: ``entry`` (a path relative to
     module_utils) and every module_utils file it imports, transitively."""
     out = []
     paths, root = module_utils_closure(os.path.join(MODULE_UTILS, entry))

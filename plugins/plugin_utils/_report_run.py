@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The run of a fleet report action (drift_report, health_report) on the controller: each
 play host's registered result from ``hostvars``, the hosts that could not be checked, the
-meta block, and the report files written atomically through module_utils/_report.py's
+meta block, and the report files written atomically through module_utils/reports/_report.py's
 writers. The actions keep only what differs: which key holds a host's records, how a host
 that was not checked reads, and which writers they call."""
 
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleError
 from ansible.utils.display import Display
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 
 display = Display()
 

@@ -30,8 +30,8 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _secrets
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as _health_area
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm

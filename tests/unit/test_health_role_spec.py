@@ -13,7 +13,7 @@ import re
 
 import yaml
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "health")
 TYPES = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict, "float": (int, float)}

@@ -26,8 +26,8 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RULE_FILES = sorted(glob.glob(os.path.join(REPO, "extensions", "prometheus", "*.rules.yml")))
@@ -143,7 +143,7 @@ def _written_text():
     ethtool = {"rx_prio3_pause": 1, "tx_prio3_pause_duration": 2, "rx_discards_phy": 3, "tx_pause_storm_error_events": 4}
     sysfs = {"np_cnp_sent": 1, "rp_cnp_handled": 2, "np_ecn_marked_roce_packets": 3}
     text += R.prometheus_port_counters("h", {"mlx5_0/1": {"sysfs": sysfs, "ethtool": ethtool}})
-    for name in ("_health_timer.py", "_drift_timer.py"):
+    for name in ("reports/_health_timer.py", "drift/_drift_timer.py"):
         with open(os.path.join(REPO, "plugins", "module_utils", name)) as handle:
             text += handle.read()
     return text

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 
 
 def flag(name, value):

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fabric_test area: fabric acceptance, the proof that every rail of every node delivers.
 Everything the rdma.fabric.fabric_test role decides, as pure functions with no host I/O (the
-pair planner, the isolation and the verdict rules are module_utils/_acceptance.py):
+pair planner, the isolation and the verdict rules are module_utils/acceptance/_acceptance.py):
 
 - ``settings(variables)``: the role's settings (every option of
   ``roles/fabric_test/meta/argument_specs.yml``, keys without ``fabric_test_``), the host and the
@@ -30,7 +30,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _acceptance
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _acceptance
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "fabric_test"

@@ -32,9 +32,10 @@ import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _kernel_args, _pcie_acs
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _kernel_args, _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "gpudirect"

@@ -2,7 +2,7 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The health area: the fabric health checks of a running GPU node (rdma_health reads and
-judges; module_utils/_health.py is the judge) and the periodic check on the node (a runner,
+judges; module_utils/reports/_health.py is the judge) and the periodic check on the node (a runner,
 its config, a oneshot service and its timer, with the module_utils the runner imports).
 Everything the rdma.fabric.health role decides, as pure functions with no host I/O:
 
@@ -26,8 +26,9 @@ import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _health
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "health"
@@ -40,7 +41,7 @@ FLAGS = ("check_sm", "check_gdr", "check_lossless", "timer", "timer_drift")
 # the periodic check on the node: where the runner, its config and the module_utils go
 TIMER_DIR = "/usr/local/lib/rdma-fabric"
 TIMER_CONFIG = "/etc/rdma-fabric/health.json"
-NODE_ENTRY = "_health_timer.py"
+NODE_ENTRY = "reports/_health_timer.py"
 TIMER_FILES = (
     (TIMER_DIR + "/rdma-fabric-health", "health/rdma-fabric-health.j2", "0644"),
     ("/etc/systemd/system/rdma-fabric-health.service", "health/rdma-fabric-health.service.j2", None),

@@ -32,9 +32,10 @@ import ipaddress
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _nccl
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_consistency
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl_consistency
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "nccl_env"

@@ -10,7 +10,7 @@ functions with no host I/O:
   ``roles/opensm/meta/argument_specs.yml``, the contract and the only list of them), plus the
   names of ``opensm_ha_hosts`` the inventory (``groups``) does not hold;
 - ``config_errors(settings)``: every problem, each naming the ``opensm_*`` variable and its
-  value (a key by its name only: module_utils/_secrets.py);
+  value (a key by its name only: module_utils/common/_secrets.py);
 - ``spec(variables, render)``: what the controller hands the node: the settings, the priority,
   each OS family's paths, the one read's files and units, and the files rendered from the
   role's templates with slots (``SLOTS``) for what only the node knows (the port GUID, the
@@ -38,9 +38,11 @@ import math
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _guid, _ibstat, _secrets
-from ansible_collections.rdma.fabric.plugins.module_utils._common import RDMA_DEVICE_MAX, PlanError, check_name
-from ansible_collections.rdma.fabric.plugins.module_utils._guid import normalize_guid
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _guid, _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import RDMA_DEVICE_MAX, PlanError, check_name
+from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import normalize_guid
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 
@@ -377,7 +379,7 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 def _shown(key, value):
     """A value for a message; never one of an option whose name says it holds a key or another
-    secret (module_utils/_secrets.py, the one list)."""
+    secret (module_utils/common/_secrets.py, the one list)."""
     secret = "key" in str(key).lower() or _secrets.is_secret(str(key).strip())
     return "(not printed: the option may hold a key)" if secret else repr(value)
 

@@ -32,7 +32,7 @@ __metaclass__ = type
 import ipaddress
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "rails"

@@ -28,10 +28,12 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn, _drift_spec, _dscp, _lldp_dcb, _mlnx_qos
-from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError, check_name, sysfs_root
-from ansible_collections.rdma.fabric.plugins.module_utils._report import drift_records, module_objects
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _dcqcn, _lldp_dcb, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _dscp
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_validate as V
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError, check_name, sysfs_root
+from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "roce_qos"

@@ -25,7 +25,8 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_rollback, roce_qos_rollback_report
 from ansible_collections.rdma.fabric.plugins.module_utils.areas.roce_qos import dcqcn_config, lldp_config, mlnx_qos_config
-from ansible_collections.rdma.fabric.plugins.module_utils import _common, _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _common
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs,
 )

@@ -20,10 +20,13 @@ hypothesis = pytest.importorskip("hypothesis")
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
-    _bdf, _dcqcn, _ethtool_stats, _gdr_readiness, _grub_config, _guid, _ibstat, _ibv_devinfo, _kernel_args, _lldptool,
-    _mlnx_qos, _nccl, _pcie_acs, _rdma_facts, _rdma_link, _sm_info, _topo,
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _bdf, _guid  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _dcqcn, _grub_config, _kernel_args, _mlnx_qos, _pcie_acs  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import (  # noqa: E402
+    _ethtool_stats, _ibstat, _ibv_devinfo, _lldptool, _rdma_link, _sm_info, _topo,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness, _rdma_facts  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl  # noqa: E402
 
 SAMPLES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "samples")
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -137,6 +140,6 @@ def test_kernel_arguments_validate_or_refuse(items):
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), st.integers(), st.booleans(),
                  st.none()))
 def test_numbers_are_checked_or_refused(value):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _qos_validate as V
+    from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_validate as V
     _never_raises_other(lambda v: V.int_in_range("f", v, 0, 63), value)
     _never_raises_other(lambda v: _mlnx_qos.normalize_want({"ratelimit": [v] * 8}), value)

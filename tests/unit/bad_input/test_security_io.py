@@ -23,9 +23,9 @@ import time
 import jinja2
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import (
-    _bundle, _common, _fileio, _health, _health_read, _health_timer, _report,
-)
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _bundle, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _common, _fileio
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _health_timer, _report
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 

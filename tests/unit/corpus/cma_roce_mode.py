@@ -11,7 +11,7 @@ that no error line of the script is taken for a mode. Shell prompt lines ($ /# )
 transcript and the stderr section are not the script's stdout."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _dcqcn
 
 TOOL = "cma_roce_mode (rdma_cm default_roce_mode)"
 PARSER = "_dcqcn.roce_mode_name"

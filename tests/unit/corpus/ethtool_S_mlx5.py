@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ethtool_stats
 
 TOOL = "ethtool -S"
 PARSER = "_ethtool_stats.parse"

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 
 TOOL = "ibdev2netdev"
 PARSER = "_rdma_facts.parse_ibdev2netdev(strict=True)"

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _iblinkinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _iblinkinfo
 
 TOOL = "iblinkinfo"
 PARSER = "_iblinkinfo.parse"

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibqueryerrors
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibqueryerrors
 
 TOOL = "ibqueryerrors"
 PARSER = "_ibqueryerrors.parse"

@@ -5,7 +5,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
 
 TOOL = "ibstat"
 PARSER = "_ibstat.parse"

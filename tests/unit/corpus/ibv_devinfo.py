@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibv_devinfo
 
 TOOL = "ibv_devinfo"
 PARSER = "_ibv_devinfo.parse"

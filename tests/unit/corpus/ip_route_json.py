@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 import json
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rail_addresses
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _rail_addresses
 
 TOOL = "ip -j route"
 PARSER = "_rail_addresses.parse_routes"

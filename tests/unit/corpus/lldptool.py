@@ -15,8 +15,8 @@ __metaclass__ = type
 import re
 import shlex
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _lldptool
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
 
 TOOL = "lldptool"
 PARSER = "_lldptool.parse_tlvs, parse_arg, parse_app_config, parse_identity"

@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of lldptool_layouts.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _lldptool
 
 TOOL = "lldptool"
 PARSER = "_lldptool.parse_tlvs, parse_identity"

@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of lspci_pcie.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs
 
 TOOL = "lspci -vvv"
 PARSER = "_pcie_acs.parse_lspci"

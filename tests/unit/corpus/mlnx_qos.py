@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos
 
 TOOL = "mlnx_qos"
 PARSER = "_mlnx_qos.parse_report"

@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlxconfig
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxconfig
 
 TOOL = "mlxconfig / mstconfig"
 PARSER = "_mlxconfig.parse_query, _mlxconfig.parse_set"

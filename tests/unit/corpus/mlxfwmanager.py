@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of mlxfwmanager.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlxfw
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxfw
 
 TOOL = "mlxfwmanager / mlxup --query"
 PARSER = "_mlxfw.parse_mlxfwmanager_query"

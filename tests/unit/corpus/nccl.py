@@ -6,7 +6,7 @@ logs with _nccl.parse_log (what rdma_health judges), nccl.conf files and env ass
 _nccl.parse_conf (how NCCL reads /etc/nccl.conf)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 
 TOOL = "NCCL (NCCL_DEBUG=INFO log, nccl.conf)"
 PARSER = "_nccl.parse_log, _nccl.parse_conf"

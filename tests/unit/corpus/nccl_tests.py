@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of nccl_tests.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_tests
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _nccl_tests
 
 TOOL = "nccl-tests (all_reduce_perf and the other *_perf)"
 PARSER = "_nccl_tests.parse"

@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of nvidia_smi_topo.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _topo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _topo
 
 TOOL = "nvidia-smi topo -m"
 PARSER = "_topo.parse"

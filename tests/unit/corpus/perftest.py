@@ -4,7 +4,7 @@
 """How the corpus test reads the samples of perftest.txt with the collection's parser."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
 
 TOOL = "perftest (ib_write_bw, ib_write_lat, ib_read_bw, ib_send_bw)"
 PARSER = "_perftest.parse"

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 
 TOOL = "show_gids"
 PARSER = "_rdma_facts.parse_show_gids(strict=True)"

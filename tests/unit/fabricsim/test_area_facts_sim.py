@@ -13,8 +13,9 @@ import pwd
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
-from ansible_collections.rdma.fabric.plugins.module_utils import _nvconfig, _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _nvconfig
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _sm_info
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, health, nccl_env, nic_firmware
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import state_check

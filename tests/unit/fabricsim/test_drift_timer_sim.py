@@ -8,7 +8,7 @@ import re
 
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec, _drift_timer
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec, _drift_timer
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import dcqcn, mlnx_qos, rdma_facts, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers
@@ -125,7 +125,7 @@ def test_a_spec_it_cannot_use_is_an_error_series_never_a_crash(sim, monkeypatch,
     # a reader that fails: every area with a spec is an error, no settings series (never "0: clean")
     (spec_dir / "roce_qos.json").write_text(_drift_spec.content("roce_qos", spec))
 
-    from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+    from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 
     def broken(module, subsets):
         raise OSError("sysfs unreadable")
@@ -137,7 +137,7 @@ def test_a_spec_it_cannot_use_is_an_error_series_never_a_crash(sim, monkeypatch,
 
 
 def test_the_health_timer_writes_the_drift_textfile_even_when_the_health_check_fails(monkeypatch, tmp_path):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer
+    from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health_timer
     drift = tmp_path / "prom" / "rdma_fabric_node_drift.prom"
     config = tmp_path / "health.json"
     config.write_text(json.dumps({"host": "n1", "textfile": str(tmp_path / "prom" / "health.prom"),

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs as acs
 
 
 @pytest.fixture

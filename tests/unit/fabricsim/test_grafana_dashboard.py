@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_timer, _health, _health_timer, _report
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_timer
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _health_timer, _report
 from test_rdma_health_sim import SimNode, _ticking_sleep, _wire, healthy
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))

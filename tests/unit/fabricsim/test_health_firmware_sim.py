@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 from ansible_collections.rdma.fabric.tests.unit.fabricsim.test_rdma_health_sim import _wire, healthy, run
 
 

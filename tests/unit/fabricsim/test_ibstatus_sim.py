@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstatus
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstatus
 
 
 def test_ports_read_back(sim):

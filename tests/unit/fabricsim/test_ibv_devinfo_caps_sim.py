@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibv_devinfo
 from ansible_collections.rdma.fabric.tests.unit.samples import load
 
 import test_rdma_health_sim as health

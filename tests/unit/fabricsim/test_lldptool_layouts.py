@@ -1,5 +1,5 @@
 """fabricsim lldptool: the older APP layout and a CEE neighbour, read back by the module's parser."""
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool as L
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _lldptool as L
 
 IF = "enp24s0np0"
 

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
-from ansible_collections.rdma.fabric.plugins.module_utils import _topo
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs as acs
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _topo
 
 
 @pytest.mark.parametrize("version, marker", [("3.5", ", TrErr- Train-"), ("3.7", " (ok), Width"), ("3.8", "GT/s, Width x")])

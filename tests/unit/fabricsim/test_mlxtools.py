@@ -256,7 +256,7 @@ def test_installed_shims(sim, tmp_path):
 
 def _parser(name):
     try:
-        return importlib.import_module("ansible_collections.rdma.fabric.plugins.module_utils." + name)
+        return importlib.import_module("ansible_collections.rdma.fabric.plugins.module_utils.parsers." + name)
     except ImportError:
         return None
 
@@ -264,7 +264,7 @@ def _parser(name):
 def test_query_through_parser(sim):
     mc = _parser("_mlxconfig")
     if mc is None:
-        pytest.skip("plugins/module_utils/_mlxconfig.py not there yet")
+        pytest.skip("plugins/module_utils/parsers/_mlxconfig.py not there yet")
     sim.init("small-roce")
     sim.out("mlxconfig", "-d", ETH, "-y", "set", "CNP_DSCP_P1=26")
     text = repr(mc.parse_query(query(sim, ETH, e=True)))
@@ -276,7 +276,7 @@ def test_query_through_parser(sim):
 def test_set_through_parser(sim):
     mc = _parser("_mlxconfig")
     if mc is None:
-        pytest.skip("plugins/module_utils/_mlxconfig.py not there yet")
+        pytest.skip("plugins/module_utils/parsers/_mlxconfig.py not there yet")
     sim.init("small-roce")
     out = sim.out("mlxconfig", "-d", ETH, "-y", "set", "CNP_DSCP_P2=26")
     try:
@@ -293,7 +293,7 @@ def test_set_through_parser(sim):
 def test_firmware_through_parser(sim):
     fw = _parser("_mlxfw")
     if fw is None:
-        pytest.skip("plugins/module_utils/_mlxfw.py not there yet")
+        pytest.skip("plugins/module_utils/parsers/_mlxfw.py not there yet")
     sim.init("small-roce")
     assert "22.36.1010" in repr(fw.parse_flint_query(sim.out("flint", "-d", ETH, "q")))
     assert "22.36.1010" in repr(fw.parse_flint_query(sim.out("flint", "-d", ETH, "q", "full")))

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan, area_records
-from ansible_collections.rdma.fabric.plugins.module_utils import _nvconfig
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _nvconfig
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware
 from ansible_collections.rdma.fabric.plugins.modules import mlxconfig, rdma_facts, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers

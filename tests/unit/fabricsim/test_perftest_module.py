@@ -26,14 +26,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SIM_BIN = os.path.join(REPO, "tests", "fabricsim", "bin", "fabricsim")
 SIM_TOOLS = os.path.join(REPO, "tests", "fabricsim", "fabricsim", "tools")
-PARSER = os.path.join(REPO, "plugins", "module_utils", "_perftest.py")
-NCCL_PARSER = os.path.join(REPO, "plugins", "module_utils", "_nccl_tests.py")
+PARSER = os.path.join(REPO, "plugins", "module_utils", "parsers/_perftest.py")
+NCCL_PARSER = os.path.join(REPO, "plugins", "module_utils", "parsers/_nccl_tests.py")
 
 needs_shims = pytest.mark.skipif(not os.path.exists(os.path.join(SIM_TOOLS, "perftest.py")),
                                  reason="waits for fabricsim's perftest shims (H3: tools/perftest.py)")
-needs_parser = pytest.mark.skipif(not os.path.exists(PARSER), reason="waits for _perftest.py (H1)")
+needs_parser = pytest.mark.skipif(not os.path.exists(PARSER), reason="waits for parsers/_perftest.py (H1)")
 needs_nccl = pytest.mark.skipif(not (os.path.exists(os.path.join(SIM_TOOLS, "nccltests.py")) and os.path.exists(NCCL_PARSER)),
-                                reason="waits for fabricsim's nccltests shim (H3) and _nccl_tests.py (H1)")
+                                reason="waits for fabricsim's nccltests shim (H3) and parsers/_nccl_tests.py (H1)")
 
 FAKE_NUMACTL = """#!/bin/sh
 # test stand-in: checks numactl's two options, runs the rest
@@ -174,7 +174,7 @@ def test_gathered_reports_rails_tools_gpus(nodes, monkeypatch):
 
 def test_gathered_gid_index_is_the_ipv4_roce_v2_gid(nodes, monkeypatch):
     """The same index nccl_env writes to NCCL_IB_GID_INDEX: _nccl.gid_index over rdma_facts' GIDs."""
-    from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+    from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
     how, res = call(monkeypatch, nodes["a"], {"state": "gathered"})
     gids = {}
     for entry in os.listdir(os.path.join(nodes["a"].sys, "class/infiniband/mlx5_0/ports/1/gid_attrs/types")):
@@ -341,7 +341,7 @@ def test_missing_tool_is_a_failed_result_not_a_pass(nodes, monkeypatch, tmp_path
 
 
 def test_use_cuda_auto_picks_the_rail_gpu_and_dmabuf_without_peermem(nodes, monkeypatch):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as run
+    from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as run
     node = nodes["a"]
     node.enter(monkeypatch)
 

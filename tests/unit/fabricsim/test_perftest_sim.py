@@ -330,11 +330,11 @@ def test_all_reduce_perf(nodes):
 
 
 def test_parser_reads_the_output(nodes):
-    """H1's parser (plugins/module_utils/_perftest.py) reads what the simulator prints."""
+    """H1's parser (plugins/module_utils/parsers/_perftest.py) reads what the simulator prints."""
     try:
-        from ansible_collections.rdma.fabric.plugins.module_utils import _perftest
+        from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
     except ImportError:
-        pytest.skip("plugins/module_utils/_perftest.py not there yet")
+        pytest.skip("plugins/module_utils/parsers/_perftest.py not there yet")
     a, b = nodes()
     (sout, serr, src), (cout, cerr, crc) = pair(a, b, "ib_write_bw", BW)
     parsed = _perftest.parse(cout)
@@ -354,9 +354,9 @@ def test_parsers_read_every_layout(nodes):
     """The parsers (H1) read every layout and failure the simulator prints: server and client, -a with
     the small-figure format, duration mode, MB/sec, send, --out_json, errors; all_reduce_perf."""
     try:
-        from ansible_collections.rdma.fabric.plugins.module_utils import _perftest, _nccl_tests
+        from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest, _nccl_tests
     except ImportError:
-        pytest.skip("plugins/module_utils/_perftest.py or _nccl_tests.py not there yet")
+        pytest.skip("plugins/module_utils/parsers/_perftest.py or parsers/_nccl_tests.py not there yet")
     a, b = nodes()
     runs = [("ib_write_bw", ["-d", "mlx5_1", "-a", "--report_gbits"]),
             ("ib_write_bw", ["-d", "mlx5_1", "-D", "2", "-q", "2"]),

@@ -111,7 +111,7 @@ def _ticking_sleep(monkeypatch):
     here the sleep does it."""
     import time
     from fabricsim import health_faults
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
     real = time.sleep
 
     now = time.time
@@ -199,7 +199,7 @@ class SimNode(object):
 
 
 def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, tmp_path):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer
+    from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health_timer
     healthy(sim, "hgx-h100-roce")
     state_file = _wire(sim, monkeypatch, tmp_path)
     _ticking_sleep(monkeypatch)
@@ -227,7 +227,7 @@ def test_periodic_check_gives_the_module_findings_as_metrics(sim, monkeypatch, t
 
 
 def test_bundle_files_and_nothing_secret(sim, monkeypatch, tmp_path):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
     healthy(sim, "hgx-h100-roce")
     state_file = _wire(sim, monkeypatch, tmp_path)
     how, result = run(monkeypatch, {"interval": 0.2, "state_file": state_file, "host": "node1", "return_raw": True,
@@ -302,7 +302,7 @@ def _main(monkeypatch, main, args):
 def _collect(sim, monkeypatch, tmp_path, name="node1"):
     """What playbooks/collect.yml writes: COLLECT_DIR/HOST/<bundle files> and HOST.tar.gz."""
     import tarfile
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+    from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
     how, result = run(monkeypatch, {"interval": 0, "state_file": "", "host": name, "return_raw": True})
     assert how == "exit", result
     node = tmp_path / "bundles" / name

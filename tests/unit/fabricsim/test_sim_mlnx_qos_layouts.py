@@ -6,7 +6,7 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos
 
 MQ = samples.load("mlnx_qos.txt")
 IF = "enp24s0np0"

@@ -21,8 +21,8 @@ from ansible.errors import AnsibleError
 from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec
-from ansible_collections.rdma.fabric.plugins.module_utils._kernel_module import loaded
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._kernel_module import loaded
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, nccl_env, roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import (
     dcqcn, gdr_readiness, kernel_cmdline, lldp_dcb, mlnx_qos, node_files, pcie_acs, rdma_facts, state_check)

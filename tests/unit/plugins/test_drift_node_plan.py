@@ -11,8 +11,8 @@ import jinja2
 import pytest
 import yaml
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
-from ansible_collections.rdma.fabric.plugins.module_utils import _state_check
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _state_check
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
 
 FACTS = {"device_names": ["mlx5_0"], "devices": {

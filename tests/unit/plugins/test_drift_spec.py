@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as H
 from ansible_collections.rdma.fabric.tests.unit.plugins import test_drift_node_plan as node_plan
 from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_gpudirect as gpudirect_tests

@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 PATH = "/etc/opensm/opensm.conf"

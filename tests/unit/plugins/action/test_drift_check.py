@@ -11,7 +11,7 @@ import yaml
 from ansible.errors import AnsibleError
 
 from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 
 FACTS = {"device_names": ["mlx5_0"], "devices": {
     "mlx5_0": {"ports": [{"port": 1, "link_layer": "Ethernet", "netdev": "eth2"}]}}}

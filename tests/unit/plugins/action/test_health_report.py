@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 import json
 
 from ansible_collections.rdma.fabric.plugins.action.health_report import collect, collect_skipped, summary
-from ansible_collections.rdma.fabric.plugins.module_utils import _health
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 
 
 def _finding(check, subject, severity="error"):

@@ -19,9 +19,9 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.area import FilterModule
-from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness as gdr
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as G
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import raw
@@ -314,7 +314,7 @@ def test_records_of_the_plan_and_the_files_skip_skipped_and_other_results():
 # ------------------------------------------------------------------ the drift check plans the same on the node
 
 def test_the_drift_check_plans_on_the_node_what_the_role_plans():
-    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
     the_spec = spec()
     inputs = A.plan_inputs("gpudirect", the_spec, {"gdr": facts()}, "h")
     assert inputs["errors"] == [] and inputs["plan"] == F["area_plan"](facts(), "gpudirect", the_spec)
@@ -326,7 +326,7 @@ def test_the_drift_check_plans_on_the_node_what_the_role_plans():
 
 
 def test_bad_settings_on_the_node_are_config_records_naming_the_variable():
-    from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+    from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
     inputs = A.plan_inputs("gpudirect", spec(gpudirect_unit_dir="etc/systemd"), {"gdr": facts()}, "h")
     requests, records = A.requests_of([inputs], "h")
     assert requests == [] and [(r["setting"], r["expected"]) for r in records] == [("config", "valid")]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 """The health area object (issue 30): its settings from the argument spec, its checks, the
 timer's files; the node timer ships with only the module_utils files it imports (the closure
-of _health_timer.py's imports), and that closure alone imports on a Python without ansible."""
+of reports/_health_timer.py's imports), and that closure alone imports on a Python without ansible."""
 from __future__ import absolute_import, division, print_function
 
 import os
@@ -20,7 +20,7 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_UTILS = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "plugins", "module_utils"))
-ENTRY = os.path.join(MODULE_UTILS, "_health_timer.py")
+ENTRY = os.path.join(MODULE_UTILS, "reports/_health_timer.py")
 REPO = os.path.abspath(os.path.join(MODULE_UTILS, "..", ".."))
 
 
@@ -40,15 +40,15 @@ def _spec(**over):
 def test_the_timer_gets_its_imports_and_not_the_rest():
     files, root = module_utils_closure(ENTRY)
     names = [os.path.relpath(f, root) for f in files]
-    assert "_health_timer.py" in names and "_health.py" in names and "_fileio.py" in names
+    assert "reports/_health_timer.py" in names and "reports/_health.py" in names and "common/_fileio.py" in names
     # the node's drift step (_drift_timer) runs the drift check's own code: state_check's resources
-    for needed in ("_drift_timer.py", "_drift_spec.py", "_drift_areas.py", "_state_check.py", "_dcqcn.py",
-                   "_kernel_cmdline.py", "_node_files.py", "areas/roce_qos.py", "areas/__init__.py"):
+    for needed in ("drift/_drift_timer.py", "drift/_drift_spec.py", "drift/_drift_areas.py", "drift/_state_check.py", "resources/_dcqcn.py",
+                   "resources/_kernel_cmdline.py", "resources/_node_files.py", "areas/roce_qos.py", "areas/__init__.py"):
         assert needed in names, needed
     # the fabric acceptance and rails modules are not the timer's
-    for other in ("_perftest_run.py", "_acceptance.py", "_rail_addresses.py"):
+    for other in ("acceptance/_perftest_run.py", "acceptance/_acceptance.py", "resources/_rail_addresses.py"):
         assert other not in names, other
-    assert len(names) < len([n for n in os.listdir(MODULE_UTILS) if n.endswith(".py")])
+    assert len(names) < sum(len([n for n in found if n.endswith(".py")]) for _top, _dirs, found in os.walk(MODULE_UTILS))
 
 
 def test_the_shipped_files_alone_import_the_timer(tmp_path):
@@ -62,9 +62,10 @@ def test_the_shipped_files_alone_import_the_timer(tmp_path):
     # -S: no site-packages (no ansible), -I: no user paths; only the shipped files on sys.path
     # and the drift step's imports (ansible's convert_bool provided by _drift_timer without Ansible)
     code = ("import sys; sys.path.insert(0, %r); "
-            "from ansible_collections.rdma.fabric.plugins.module_utils import _health_timer, _drift_timer; "
+            "from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health_timer; "
+            "from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_timer; "
             "_drift_timer._provide_convert_bool(); "
-            "from ansible_collections.rdma.fabric.plugins.module_utils import _state_check, _drift_areas; "
+            "from ansible_collections.rdma.fabric.plugins.module_utils.drift import _state_check, _drift_areas; "
             "assert _drift_timer.check_module().check_mode; "
             "print(_health_timer.__name__)" % (str(tmp_path) + health.TIMER_DIR))
     proc = subprocess.run([sys.executable, "-S", "-I", "-c", code], capture_output=True, text=True, check=False)

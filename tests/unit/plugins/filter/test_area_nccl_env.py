@@ -20,8 +20,8 @@ import yaml
 from ansible.errors import AnsibleError, AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.area import FilterModule
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as N
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as S
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
@@ -367,7 +367,7 @@ def test_no_nccl_filter_is_left():
 # ------------------------------------------------------------------ NCCL_DMABUF_ENABLE
 def _gdr(release, open_module, loaded):
     """ansible_facts.gdr's peer_memory as gdr_readiness decides it (the one dma-buf decision)."""
-    from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness
+    from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness
     return {"peer_memory": _gdr_readiness.peer_memory_state(set(loaded), open_module, release)}
 
 
@@ -398,7 +398,7 @@ def test_plan_dmabuf_unset_or_without_gdr_facts(facts):
 
 
 def test_plan_dmabuf_and_the_health_check_agree(facts):
-    from ansible_collections.rdma.fabric.plugins.module_utils import _health
+    from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
     for loaded in ([], ["nvidia_peermem"]):
         gdr = _gdr("6.8.0-45-generic", True, loaded)
         value = plan(facts, gdr=gdr, nccl_env_dmabuf_enable="auto")["settings"]["NCCL_DMABUF_ENABLE"]

@@ -21,7 +21,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.area import FilterModule
 from ansible_collections.rdma.fabric.plugins.filter.opensm import opensm_ha_errors
-from ansible_collections.rdma.fabric.plugins.module_utils import _drift_areas as A
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 F = FilterModule().filters()

@@ -13,7 +13,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_errors, area_plan, area_records
-from ansible_collections.rdma.fabric.plugins.module_utils._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan, _rails_role, _role_specs
 

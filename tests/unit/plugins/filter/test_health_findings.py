@@ -16,7 +16,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.health import FilterModule
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, build_host
 
 health_findings = FilterModule().filters()["health_findings"]

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
-from ansible_collections.rdma.fabric.plugins.module_utils import _node_files as NF
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _node_files as NF
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "opensm")
 

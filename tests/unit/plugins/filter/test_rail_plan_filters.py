@@ -18,7 +18,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.rail_plan import FilterModule
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan as rp
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
 

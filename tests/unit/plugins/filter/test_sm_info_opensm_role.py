@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
 from ansible_collections.rdma.fabric.tests.unit import samples
 
@@ -68,7 +68,7 @@ def test_ibstat_switch_header():
 
 
 def test_the_area_uses_the_one_guid_and_ibstat_home():
-    from ansible_collections.rdma.fabric.plugins.module_utils import _guid
+    from ansible_collections.rdma.fabric.plugins.module_utils.common import _guid
     assert F.normalize_guid("a088:c203:00e3:142a") == _guid.normalize_guid("0xa088c20300e3142a")
     with pytest.raises(ValueError, match="GUID '0x10000000000000000': 17 hex digits"):
         F.normalize_guid("0x10000000000000000")

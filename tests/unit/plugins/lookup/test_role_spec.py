@@ -220,10 +220,10 @@ def test_the_health_spec_ships_the_timer_runner_and_what_it_imports(run):
     assert paths[0] == "/usr/local/lib/rdma-fabric/rdma-fabric-health"
     assert "_health_timer import main" in spec["files"][0]["content"] or "import _health_timer" in spec["files"][0]["content"]
     assert "/etc/rdma-fabric/health.json" in paths
-    assert any(p.endswith("/module_utils/_health_timer.py") for p in paths)
+    assert any(p.endswith("/module_utils/reports/_health_timer.py") for p in paths)
     # and the node's drift check after it (_drift_timer: the drift check's own code)
-    assert any(p.endswith("/module_utils/_drift_timer.py") for p in paths)
-    assert any(p.endswith("/module_utils/_state_check.py") for p in paths)
-    assert not any(p.endswith("/module_utils/_perftest_run.py") for p in paths)
+    assert any(p.endswith("/module_utils/drift/_drift_timer.py") for p in paths)
+    assert any(p.endswith("/module_utils/drift/_state_check.py") for p in paths)
+    assert not any(p.endswith("/module_utils/acceptance/_perftest_run.py") for p in paths)
     assert spec["settings"]["host"] == "gpu1" and spec["read"]["host"] == "gpu1"
     assert spec["settings"]["report_dir"].endswith("/health-report")      # a template default, templated

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _acceptance as A
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _acceptance as A
 
 SIZES = list(range(2, 65)) + [65, 100, 127, 128, 257, 500, 1000, 1999, 2000]
 

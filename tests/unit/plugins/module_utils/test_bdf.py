@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _bdf
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _bdf
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 LSPCI = samples.load("lspci_pcie.txt")

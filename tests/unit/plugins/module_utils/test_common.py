@@ -4,8 +4,8 @@ from __future__ import absolute_import, division, print_function
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness, _rdma_facts
-from ansible_collections.rdma.fabric.plugins.module_utils._common import captured_option, captured_texts, read_text
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness, _rdma_facts
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import captured_option, captured_texts, read_text
 
 
 class Failed(Exception):

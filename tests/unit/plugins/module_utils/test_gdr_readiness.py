@@ -9,8 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _gdr_readiness as gdr
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness as gdr
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.tests.unit import samples
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ethtool_stats
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ethtool_stats
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

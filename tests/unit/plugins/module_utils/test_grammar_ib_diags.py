@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _iblinkinfo, _ibqueryerrors
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _iblinkinfo, _ibqueryerrors
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

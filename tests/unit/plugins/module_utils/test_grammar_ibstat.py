@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstatus
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstatus
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

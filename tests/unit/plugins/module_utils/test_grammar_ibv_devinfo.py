@@ -13,7 +13,7 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibv_devinfo
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

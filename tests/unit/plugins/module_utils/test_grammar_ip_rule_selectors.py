@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rail_addresses as ra
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _rail_addresses as ra
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 hypothesis = pytest.importorskip("hypothesis")

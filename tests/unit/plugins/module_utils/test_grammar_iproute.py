@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _iproute, _rail_addresses
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _iproute
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _rail_addresses
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

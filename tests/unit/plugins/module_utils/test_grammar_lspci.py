@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

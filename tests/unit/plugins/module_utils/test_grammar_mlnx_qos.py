@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos as Q
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos as Q
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

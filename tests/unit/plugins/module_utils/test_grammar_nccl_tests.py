@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_tests
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _nccl_tests
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -14,7 +14,7 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_link
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _rdma_link
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

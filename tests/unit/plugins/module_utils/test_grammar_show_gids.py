@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

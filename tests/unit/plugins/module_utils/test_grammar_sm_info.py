@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _sm_info
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _sm_info
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils._guid import is_guid, normalize_guid
+from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import is_guid, normalize_guid
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SMINFO = samples.load("sminfo.txt")

@@ -11,7 +11,8 @@ import copy
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
 
 def _port(netdev, ll="Ethernet", rate=400, gids=None):

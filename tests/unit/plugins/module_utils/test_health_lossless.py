@@ -21,7 +21,9 @@ __metaclass__ = type
 import copy
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos
 
 import test_health as T
 

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import (
-    _ethtool_stats, _ibv_devinfo, _nccl, _pcie_acs, _rdma_link,
-)
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ethtool_stats, _ibv_devinfo, _rdma_link
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs
 from ansible_collections.rdma.fabric.tests.unit.samples import load
 
 

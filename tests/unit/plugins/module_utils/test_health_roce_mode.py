@@ -12,7 +12,8 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
 import test_health as T
 

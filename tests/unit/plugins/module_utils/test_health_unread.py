@@ -17,7 +17,8 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _rdma_facts
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 from ansible_collections.rdma.fabric.plugins.modules import rdma_health
 from ansible_collections.rdma.fabric.tests.unit import helpers
 

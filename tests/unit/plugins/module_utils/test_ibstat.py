@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ibstat
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 IBSTAT = samples.load("ibstat.txt")

@@ -10,7 +10,10 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _iproute, _rail_addresses
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _iproute
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _rail_addresses
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SAMPLES = samples.load("ip_addr_json.txt")

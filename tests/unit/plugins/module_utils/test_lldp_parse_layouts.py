@@ -13,8 +13,8 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldptool as L
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _lldptool as L
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
 
 try:
     from hypothesis import given, settings, strategies as st

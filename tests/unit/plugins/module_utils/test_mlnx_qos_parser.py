@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Parser and compare of plugins/module_utils/_mlnx_qos.py on the real samples.
+"""Parser and compare of plugins/module_utils/resources/_mlnx_qos.py on the real samples.
 
 Sample ids are from tests/unit/fixtures/samples/mlnx_qos.txt.
 """
@@ -10,8 +10,8 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlnx_qos as Q
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos as Q
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 
 MQ = samples.load("mlnx_qos.txt")
 

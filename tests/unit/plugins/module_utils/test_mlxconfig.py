@@ -12,7 +12,7 @@ __metaclass__ = type
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlxconfig as mc
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxconfig as mc
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SAMPLES = samples.load("mlxconfig.txt")

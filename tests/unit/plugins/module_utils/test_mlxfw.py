@@ -12,7 +12,7 @@ __metaclass__ = type
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _mlxfw as fw
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxfw as fw
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 FLINT = samples.load("flint.txt")

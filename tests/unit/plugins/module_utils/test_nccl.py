@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 NCCL = samples.load("nccl.txt")
@@ -219,7 +219,7 @@ def test_render_empty():
 
 
 def test_dmabuf_enable_decision_and_bad_input():
-    from ansible_collections.rdma.fabric.plugins.module_utils import _nccl
+    from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
     assert _nccl.dmabuf_enable({"dma_buf": True, "modules_loaded": []}) == 1
     assert _nccl.dmabuf_enable({"dma_buf": True, "modules_loaded": ["nvidia_peermem"]}) == 0
     assert _nccl.dmabuf_enable({"dma_buf": False, "modules_loaded": []}) == 0

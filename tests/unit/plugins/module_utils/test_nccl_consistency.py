@@ -10,8 +10,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils._nccl import NcclError, render_conf
-from ansible_collections.rdma.fabric.plugins.module_utils._nccl_consistency import (
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl._nccl import NcclError, render_conf
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl._nccl_consistency import (
     PER_NODE_DEFAULT, as_text, conf_diff, fleet_diff, outlier_messages)
 
 ROCE = {"NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2,mlx5_3", "NCCL_IB_GID_INDEX": 3, "NCCL_IB_TC": 106,

@@ -13,7 +13,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _nccl_tests as nt
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _nccl_tests as nt
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SAMPLES = samples.load("nccl_tests.txt")

@@ -10,8 +10,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _pcie_acs as acs
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie_acs as acs
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 LSPCI = samples.load("lspci_pcie.txt")
@@ -185,7 +185,7 @@ def test_predict_bridges_uses_the_planned_words():
 
 
 def test_acs_word_helpers():
-    # BDF forms: test_bdf.py (module_utils/_bdf is the one normaliser)
+    # BDF forms: test_bdf.py (module_utils/common/_bdf is the one normaliser)
     assert acs.word_to_flags(0x0024)["ReqRedir"] and acs.word_to_flags(0x0024)["EgressCtrl"]
     assert acs.flags_to_word(acs.word_to_flags(0x005a)) == 0x005a
 

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SHOW_GIDS = samples.load("show_gids.txt")

@@ -11,8 +11,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rdma_facts as rf
-from ansible_collections.rdma.fabric.plugins.module_utils import _topo
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _topo
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 TOPO = samples.load("nvidia_smi_topo.txt")

@@ -5,7 +5,7 @@ from __future__ import absolute_import, division, print_function
 import json
 import xml.etree.ElementTree as ET
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 
 RECORDS = [
     {"host": "gpu 02", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []},

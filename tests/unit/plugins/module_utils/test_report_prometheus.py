@@ -12,8 +12,9 @@ import subprocess
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health, _health_read, _health_timer
-from ansible_collections.rdma.fabric.plugins.module_utils import _report as R
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _health_timer
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
 
 ETHTOOL = """NIC statistics:
      rx_pause_ctrl_phy: 7

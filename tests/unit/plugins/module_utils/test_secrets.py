@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _secrets as S
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets as S
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SECRET_NAMES = [

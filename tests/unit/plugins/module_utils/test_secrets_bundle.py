@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _health_read
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
 SECRETS = ("tok-5f3a9c", "pw-77e1b0", "wJalrXUtnFEMI-K7MDENG", "0x00000000beefcafe", "0x00000000cc0ffee0",
            "0x00000000c0ffee01", "cmdline-tok-91", "0x000000005ca1ab1e")

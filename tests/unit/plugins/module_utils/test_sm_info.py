@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _sm_info as smi
-from ansible_collections.rdma.fabric.plugins.module_utils._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _sm_info as smi
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 SMINFO = samples.load("sminfo.txt")
@@ -182,7 +182,7 @@ def test_two_masters_are_counted():
 
 
 def test_sminfo_guid_is_normalised_and_17_digits_is_not_a_report_line():
-    # GUID forms and refusals: test_guid.py (module_utils/_guid is the one normaliser).
+    # GUID forms and refusals: test_guid.py (module_utils/common/_guid is the one normaliser).
     entry = smi.parse_sminfo_line("sminfo: sm lid 1 sm guid 0xA088C20300DA6342, activity count 1 priority 10 "
                                   "state 3 SMINFO_MASTER")
     assert entry["guid"] == "0xa088c20300da6342"

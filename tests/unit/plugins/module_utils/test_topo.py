@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _topo
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _topo
 from ansible_collections.rdma.fabric.tests.unit import samples
 
 TOPO = samples.load("nvidia_smi_topo.txt")

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _dcqcn as D
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _dcqcn as D
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.modules import dcqcn
 from ansible_collections.rdma.fabric.tests.unit import helpers
 

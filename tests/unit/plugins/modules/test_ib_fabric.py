@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _ib_fabric, _ibqueryerrors, _iblinkinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _ib_fabric
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibqueryerrors, _iblinkinfo
 from ansible_collections.rdma.fabric.plugins.modules import ib_fabric
 from ansible_collections.rdma.fabric.tests.unit import helpers, samples
 

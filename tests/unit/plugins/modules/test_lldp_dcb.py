@@ -7,8 +7,9 @@ import re
 import pytest
 
 import samples
-from ansible_collections.rdma.fabric.plugins.module_utils import _lldp_dcb as L, _lldptool as T
-from ansible_collections.rdma.fabric.plugins.module_utils._qos_validate import ValidationError
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _lldp_dcb as L
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _lldptool as T
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.modules import lldp_dcb
 from ansible_collections.rdma.fabric.tests.unit import helpers
 

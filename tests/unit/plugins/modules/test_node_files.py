@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _node_files
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _node_files
 from ansible_collections.rdma.fabric.plugins.modules import node_files
 from ansible_collections.rdma.fabric.tests.unit import helpers
 

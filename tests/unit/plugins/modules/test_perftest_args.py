@@ -15,7 +15,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.release import __version__ as _core_version
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as run
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as run
 from ansible_collections.rdma.fabric.plugins.modules import nccl_test, perftest
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
@@ -150,7 +150,7 @@ def test_parsed_gives_figures_without_touching_the_host(monkeypatch, nothing_run
 def test_gid_index_from_nccl_conf(tmp_path):
     """The GID index NCCL jobs use (NCCL_IB_GID_INDEX of nccl.conf, the last line wins) is the
     one the tests use; a value that is no GID index is named; no file or no line: none."""
-    from ansible_collections.rdma.fabric.plugins.module_utils import _perftest_run as RUN
+    from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as RUN
     conf = tmp_path / "nccl.conf"
     assert RUN.nccl_gid_index(str(conf)) == (None, None)
     conf.write_text("NCCL_IB_HCA=mlx5_0\n")

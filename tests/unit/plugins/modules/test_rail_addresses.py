@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.rdma.fabric.plugins.module_utils import _rail_addresses as R
+from ansible_collections.rdma.fabric.plugins.module_utils.resources import _rail_addresses as R
 from ansible_collections.rdma.fabric.plugins.modules import rail_addresses
 from ansible_collections.rdma.fabric.tests.unit import helpers
 

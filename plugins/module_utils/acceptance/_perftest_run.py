@@ -1,0 +1,708 @@
+# -*- coding: utf-8 -*-
+# Copyright: rdma.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run perftest pair tests (``ib_write_bw``, ``ib_write_lat``) on a node: the server side as a
+detached job that outlives the module, the client side in the module, the server's results
+collected afterwards. Used by the ``perftest`` module (and ``nccl_test`` for the GPU facts).
+
+Every perftest process runs as ``timeout --kill-after=5 T [numactl ...|taskset ...] TOOL ...``
+(coreutils ``timeout``: SIGTERM after T seconds, SIGKILL 5 s later), in a session of its own
+(``setsid``), so that nothing survives a failure or an interrupted controller for longer than
+its bound, and ``collect`` can find and kill what is left of a job by its session id. Each job's
+processes carry ``RDMA_FABRIC_PERFTEST_JOB=<token>`` in their environment: a session id whose
+leader is gone could be reused, the token is what proves a process is ours before it is killed.
+
+Defaults, and where they come from:
+
+* bandwidth: ``ib_write_bw -s 1048576 -q 2 -F --report_gbits -D DURATION``. 1 MiB messages as
+  azurehpc-health-checks runs it (``-s $((1*1024*1024)) -D 10 -x 0 -F --report_gbits``): far past
+  the size where a write stream reaches line rate, so the figure is the link's and not the
+  per-message overhead's; two QPs as oci-hpc runs it (``ib_write_bw -F -q 2 -x 3``): one QP can
+  fall short of 400G line rate; ``-F`` because the CPU frequency warning is moot under a governor.
+* latency: ``ib_write_lat -s 2 -F`` (perftest's own default size, 2 bytes) in iteration mode
+  (perftest's default 1000 iterations): perftest's duration mode (``-D``) prints the average
+  only, no typical or 99th percentile, so ``duration`` applies to the bandwidth test only.
+
+Standard library only (runs on the node, Python >= 3.8).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+import uuid
+
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
+from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rdma
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import C_LOCALE, read_sysfs, sysfs_path
+
+KINDS = ("bw", "lat")
+TOOL = {"bw": "ib_write_bw", "lat": "ib_write_lat"}
+BW_SIZE = 1048576      # azurehpc-health-checks (see the module docstring)
+BW_QPS = 2             # oci-hpc (ib_write_bw -F -q 2 -x 3)
+LAT_SIZE = 2           # perftest's default for latency tests
+KILL_AFTER = 5         # timeout --kill-after
+CONNECT_RETRY = 30.0   # seconds a client retries "Couldn't connect" (the lat server starts when the bw server exits; a busy host takes seconds)
+LISTEN_WAIT = 10.0     # seconds the server state waits for the first server to listen
+OUTPUT_LIMIT = 1024 * 1024
+MARKER = "RDMA_FABRIC_PERFTEST_JOB"
+TOOLS = ("ib_write_bw", "ib_write_lat", "numactl", "taskset", "timeout", "nvidia-smi")
+
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9_.,:=/+@%\-]+\Z")
+_CONNECT_FAILED = re.compile(r"Couldn't connect to|Unable to init the socket connection|"
+                             r"Unable to open file descriptor for socket connection")
+
+
+class RunError(ValueError):
+    """Bad input found while planning (a device or port the node does not have, a GPU asked
+    for where there is none); the message names the option and the value."""
+
+
+# ---------------------------------------------------------------- validation (pure)
+
+def check_extra_args(values, field="extra_args"):
+    """``extra_args`` as a list of plain words: no shell syntax, no blanks (each is passed as one
+    argv item, never through a shell unquoted, but a word that looks like shell is a mistake)."""
+    for position, value in enumerate(values or []):
+        if not isinstance(value, str) or not _SAFE_ARG.match(value):
+            raise RunError("%s[%d]=%r: only letters, digits and . , : = / + @ %% _ - are allowed "
+                           "(one argument per item, no shell syntax or blanks)" % (field, position, value))
+    return list(values or [])
+
+
+def check_tests(tests, state):
+    """The ``tests`` option for ``state``; returns it with defaults filled. RunError names the item."""
+    if not tests:
+        raise RunError("tests: state=%s needs at least one test ({rail, device, tcp_port%s})"
+                       % (state, ", peer" if state == "client" else ""))
+    seen_rails, seen_ports = {}, {}
+    for position, test in enumerate(tests):
+        where = "tests[%d]" % position
+        if test.get("rail") is None or test["rail"] < 0:
+            raise RunError("%s.rail=%r: a rail is an index 0, 1, ..." % (where, test.get("rail")))
+        device = test.get("device")
+        if not device or not re.match(r"^[A-Za-z0-9_.\-]{1,63}\Z", device) or device.startswith("-"):
+            raise RunError("%s.device=%r: expected an RDMA device name such as mlx5_0" % (where, device))
+        if test.get("ib_port") is None or not 1 <= test["ib_port"] <= 255:
+            raise RunError("%s.ib_port=%r: an IB port number is 1-255" % (where, test.get("ib_port")))
+        port = test.get("tcp_port")
+        if port is None or not 1024 <= port <= 65535:
+            raise RunError("%s.tcp_port=%r: expected a TCP port 1024-65535 (perftest's -p, its default is 18515)"
+                           % (where, port))
+        if test.get("gid_index") is not None and not 0 <= test["gid_index"] <= 255:
+            raise RunError("%s.gid_index=%r: a GID index is 0-255" % (where, test["gid_index"]))
+        peer = test.get("peer")
+        if state == "client":
+            if not peer:
+                raise RunError("%s.peer: state=client needs the server's address (perftest's TCP out-of-band)" % where)
+        if peer is not None and (not re.match(r"^[A-Za-z0-9_.:%\-\[\]]{1,253}\Z", peer) or peer.startswith("-")):
+            raise RunError("%s.peer=%r: expected a host name or an IP address" % (where, peer))
+        for key, seen, value in (("rail", seen_rails, test["rail"]), ("tcp_port", seen_ports, port)):
+            if value in seen:
+                raise RunError("%s.%s=%r: the same %s as tests[%d]; every rail of a pair runs at once, "
+                               "each on its own rail and tcp_port" % (where, key, value, key, seen[value]))
+            seen[value] = position
+    return tests
+
+
+# ---------------------------------------------------------------- node facts
+
+def find_tools(module):
+    return dict((name, module.get_bin_path(name, required=False)) for name in TOOLS)
+
+
+def _gid_of(device, port):
+    """The GID index the node really uses on a RoCE port (``_nccl.gid_index``: the RoCE v2 GID
+    of the netdev's IPv4), with the reason when there is none."""
+    rail = {"device": device["name"], "port": port["port"], "link_layer": port["link_layer"],
+            "netdev": port["netdev"], "gids": port["gids"]}
+    try:
+        return _nccl.gid_index([rail]), None
+    except _nccl.NcclError as exc:
+        return None, str(exc)
+
+
+def _peermem():
+    return any(read_sysfs(sysfs_path("module", name, "initstate")) == "live"
+               for name in ("nvidia_peermem", "nv_peer_mem"))
+
+
+def _proc_gpus(proc_root="/proc"):
+    try:
+        return len(os.listdir(os.path.join(proc_root, "driver", "nvidia", "gpus")))
+    except OSError:
+        return 0
+
+
+# what rdma.fabric.nccl_env writes: NCCL_IB_GID_INDEX there is the GID index NCCL jobs use
+NCCL_CONF = "/etc/nccl.conf"
+
+
+def nccl_gid_index(path=NCCL_CONF):
+    """``(index, None)`` from ``NCCL_IB_GID_INDEX=N`` in the node's nccl.conf (the last one wins,
+    as NCCL reads it), ``(None, None)`` when the file or the line is absent, ``(None, why)`` when
+    the value is no GID index."""
+    try:
+        text = _fileio.read_text(path, 1024 * 1024, what="nccl.conf")
+    except _fileio.FileError:
+        return None, None
+    value = None
+    for line in text.splitlines():
+        found = re.match(r"^\s*NCCL_IB_GID_INDEX\s*=\s*(\S*)\s*$", line)
+        if found:
+            value = found.group(1)
+    if value is None:
+        return None, None
+    if not re.match(r"^[0-9]{1,3}$", value) or int(value) > 255:
+        return None, "%s: NCCL_IB_GID_INDEX=%s is not a GID index" % (path, value)
+    return int(value), None
+
+
+def gather(module):
+    """The node's facts for the tests: ``rails`` (every RDMA port), ``tools``, ``gpus``, ``peermem``
+    and the GPU list (``gpu_list``, from rdma_facts) to choose the GPU nearest a NIC."""
+    tools = find_tools(module)
+    facts = rdma.gather(module, ["devices", "gids", "gpus"])
+    rails = []
+    nccl_index, nccl_error = nccl_gid_index()
+    for name, device in facts["devices"].items():
+        for port in device["ports"]:
+            entry = {"device": name, "ib_port": port["port"], "link_layer": port["link_layer"],
+                     "state": port["state"], "rate_gbps": port["rate_gbps"], "netdev": port["netdev"],
+                     "gid_index": None, "lid": None, "numa_node": device["numa_node"]}
+            if port["link_layer"] == "InfiniBand":
+                entry["lid"] = port["lid"]
+            elif nccl_index is not None or nccl_error:
+                # the index NCCL jobs on this node use (nccl_env's NCCL_IB_GID_INDEX), right or wrong
+                entry["gid_index"], entry["gid_source"] = nccl_index, NCCL_CONF
+                if nccl_error:
+                    entry["gid_error"] = nccl_error
+            else:
+                entry["gid_index"], reason = _gid_of(device, port)
+                entry["gid_source"] = "ipv4"
+                if reason:
+                    entry["gid_error"] = reason
+            rails.append(entry)
+    gpus = len(facts["gpus"]) if facts["gpus"] else _proc_gpus()
+    return {"rails": rails, "tools": dict((k.replace("-", "_"), v) for k, v in tools.items()),
+            "gpus": gpus, "peermem": _peermem(), "gpu_list": facts["gpus"], "errors": facts["errors"],
+            "_paths": tools}
+
+
+def public_facts(node):
+    return dict((key, node[key]) for key in ("rails", "tools", "gpus", "peermem"))
+
+
+def find_rail(node, test, position):
+    for rail in node["rails"]:
+        if rail["device"] == test["device"] and rail["ib_port"] == test["ib_port"]:
+            return rail
+    devices = sorted(set(r["device"] for r in node["rails"]))
+    if not devices:
+        raise RunError("tests[%d].device=%s: this host has no RDMA device" % (position, test["device"]))
+    if test["device"] not in devices:
+        raise RunError("tests[%d].device=%s: no such RDMA device on this host (devices: %s)"
+                       % (position, test["device"], ", ".join(devices)))
+    ports = [r["ib_port"] for r in node["rails"] if r["device"] == test["device"]]
+    raise RunError("tests[%d].ib_port=%d: %s has no port %d (ports: %s)"
+                   % (position, test["ib_port"], test["device"], test["ib_port"], ", ".join(map(str, ports))))
+
+
+def nearest_gpu(node, device, numa_node):
+    """The GPU index for ``--use_cuda``: the GPU whose rail is this NIC (rdma_facts' assignment from
+    ``nvidia-smi topo -m``: the GPU behind the same PCIe switch), else a GPU that lists the NIC
+    among its nearest, else the first GPU on the NIC's NUMA node, else GPU 0. Returns (index, why)."""
+    gpus = node["gpu_list"] or []
+    for gpu in gpus:
+        if gpu.get("rail") == device:
+            return gpu["index"], "rail GPU (%s)" % (gpu.get("nearest_relation") or "topology")
+    for gpu in gpus:
+        if device in (gpu.get("nearest_nics") or []):
+            return gpu["index"], "nearest NIC (%s)" % (gpu.get("nearest_relation") or "topology")
+    for gpu in gpus:
+        if numa_node is not None and gpu.get("numa_node") == numa_node:
+            return gpu["index"], "same NUMA node %d" % numa_node
+    return (gpus[0]["index"] if gpus else 0), "no topology: first GPU"
+
+
+def cuda_args(node, use_cuda, device, numa_node):
+    """perftest's GPU memory arguments for ``use_cuda`` (auto, true, false) or []."""
+    if use_cuda == "false" or (use_cuda == "auto" and not node["gpus"]):
+        return [], None
+    if not node["gpus"]:
+        raise RunError("use_cuda=true: this host has no NVIDIA GPU (nvidia-smi lists none and "
+                       "/proc/driver/nvidia/gpus is empty); use use_cuda=auto or false")
+    index, why = nearest_gpu(node, device, numa_node)
+    args = ["--use_cuda=%d" % index]
+    if not node["peermem"]:
+        args.append("--use_cuda_dmabuf")   # GPUDirect through DMA-BUF where no peer-memory module is loaded
+    return args, "GPU %d, %s, %s" % (index, why, "nvidia_peermem" if node["peermem"] else "DMA-BUF")
+
+
+def numa_prefix(node, device, enabled):
+    """[numactl --cpunodebind=N --membind=N] with N the HCA's NUMA node, else [taskset -c CPUS]
+    with its local_cpulist, else [] (NUMA node -1/unknown, numa=false, or neither tool)."""
+    if not enabled:
+        return [], None
+    raw = read_sysfs(sysfs_path("class", "infiniband", device, "device", "numa_node"))
+    try:
+        node_id = int(raw)
+    except (TypeError, ValueError):
+        return [], None
+    if node_id < 0:
+        return [], None
+    paths = node["_paths"]
+    if paths.get("numactl"):
+        return [paths["numactl"], "--cpunodebind=%d" % node_id, "--membind=%d" % node_id], "numactl node %d" % node_id
+    cpus = read_sysfs(sysfs_path("class", "infiniband", device, "device", "local_cpulist"))
+    if paths.get("taskset") and cpus and re.match(r"^[0-9,\-]+\Z", cpus):
+        return [paths["taskset"], "-c", cpus], "taskset %s" % cpus
+    return [], None
+
+
+# ---------------------------------------------------------------- command lines
+
+def plan(node, test, position, params, role):
+    """Per kind: {kind, argv (the whole wrapped command), tool_argv, error (why it cannot run)}."""
+    rail = find_rail(node, test, position)
+    paths = node["_paths"]
+    prefix, pinning = numa_prefix(node, test["device"], params["numa"])
+    cuda, gpu = cuda_args(node, params["use_cuda"], test["device"], rail["numa_node"])
+    gid = test.get("gid_index")
+    gid_error = None
+    if gid is None and rail["link_layer"] != "InfiniBand":
+        gid, gid_error = rail["gid_index"], rail.get("gid_error")
+    timeout = params["timeout"]
+    planned = []
+    for kind in params["kinds"]:
+        tool = TOOL[kind]
+        argv = [paths.get(tool) or tool, "-d", test["device"], "-i", str(test["ib_port"]), "-p", str(test["tcp_port"]), "-F"]
+        if kind == "bw":
+            argv += ["-s", str(BW_SIZE), "-q", str(BW_QPS), "-D", str(params["duration"]), "--report_gbits"]
+        else:
+            argv += ["-s", str(LAT_SIZE)]
+        if gid is not None:
+            argv += ["-x", str(gid)]
+        argv += cuda + list(params["extra_args"])
+        if role == "client":
+            argv.append(test["peer"])
+        error = None
+        if not paths.get(tool):
+            error = "%s not found (install perftest)" % tool
+        elif not paths.get("timeout"):
+            error = "timeout not found (install coreutils): no perftest process runs without its bound"
+        elif gid_error:
+            error = "no GID index for %s port %d: %s" % (test["device"], test["ib_port"], gid_error)
+        wrapped = [paths.get("timeout") or "timeout", "--kill-after=%d" % KILL_AFTER, str(timeout)] + prefix + argv
+        planned.append({"kind": kind, "argv": wrapped, "error": error, "pinning": pinning, "gpu": gpu,
+                        "gid_index": gid, "link_layer": rail["link_layer"]})
+    return rail, planned
+
+
+# ---------------------------------------------------------------- results
+
+def _tail_lines(text, count=3):
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-count:]
+
+
+def figures(kind, parsed, perftest):
+    """bw_gbps/bw_peak_gbps or lat_*_us of the row with the largest message."""
+    out = {"bw_gbps": None, "bw_peak_gbps": None, "lat_typical_us": None, "lat_avg_us": None, "lat_p99_us": None}
+    rows = (parsed or {}).get("rows") or []
+    if not rows:
+        return out
+    row = max(rows, key=lambda r: r.get("bytes") or 0)
+    if kind == "bw":
+        units = parsed.get("units")
+        for key, field in (("bw_gbps", "bw_average"), ("bw_peak_gbps", "bw_peak")):
+            if row.get(field) is not None:
+                out[key] = round(perftest.gbps(row[field], units), 3)
+    else:
+        out["lat_typical_us"], out["lat_avg_us"], out["lat_p99_us"] = row.get("t_typical"), row.get("t_avg"), row.get("p99")
+    return out
+
+
+def result(perftest, test, item, role, rc, text, note=None):
+    """One result record from a finished (or killed) tool run."""
+    parsed, parse_error = None, None
+    try:
+        parsed = perftest.parse(text or "")
+    except ValueError as exc:
+        parse_error = str(exc)
+    rows = (parsed or {}).get("rows") or []
+    ok = rc == 0 and bool(rows) and note is None
+    error = None
+    if not ok:
+        words = [line.strip() for line in (parsed or {}).get("errors") or [] if line.strip()] or _tail_lines(text)
+        serious = [line for line in words if not line.upper().startswith("WARNING")]
+        words = serious or words     # perftest's warnings (BW peak not measured with -D) only when nothing else
+        if rc in (124, 137) and note is None:
+            note = "timed out after %s s (%s)" % (item["argv"][2], " ".join(item["argv"][:3]))
+        if note:
+            words = [note] + words
+        if not words:
+            detail = ": %s" % parse_error if parse_error else ""
+            words = ["%s exited with rc=%s and printed no result%s" % (TOOL[item["kind"]], rc, detail)]
+        elif rc == 0 and not rows and not note:
+            words.append("no result line in the output")
+        error = "; ".join(words)
+    record = {"rail": test["rail"], "device": test["device"], "ib_port": test["ib_port"], "kind": item["kind"],
+              "role": role, "peer": test.get("peer"), "tcp_port": test["tcp_port"], "command": item["argv"],
+              "rc": rc, "ok": ok, "error": error, "gid_index": item.get("gid_index"),
+              "link_layer": item.get("link_layer"), "pinning": item.get("pinning"), "gpu": item.get("gpu"),
+              "output": (text or "")[-4000:]}
+    record.update(figures(item["kind"], parsed, perftest))
+    return record
+
+
+def not_run(test, item, role, error):
+    record = {"rail": test["rail"], "device": test["device"], "ib_port": test["ib_port"], "kind": item["kind"],
+              "role": role, "peer": test.get("peer"), "tcp_port": test["tcp_port"], "command": item["argv"],
+              "rc": None, "ok": False, "error": error, "gid_index": item.get("gid_index"),
+              "link_layer": item.get("link_layer"), "pinning": item.get("pinning"), "gpu": item.get("gpu"),
+              "output": ""}
+    record.update(figures(item["kind"], None, None))
+    return record
+
+
+# ---------------------------------------------------------------- processes
+
+def _environ(token=None):
+    env = dict(os.environ)
+    env.update(C_LOCALE)
+    if token:
+        env[MARKER] = token
+    return env
+
+
+def _proc_stat(pid):
+    """(state, pgrp, session) of a process, or None when it is gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as handle:
+            text = handle.read()
+    except (IOError, OSError):
+        return None
+    fields = text[text.rfind(")") + 2:].split()
+    try:
+        return fields[0], int(fields[2]), int(fields[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _has_marker(pid, token):
+    try:
+        with open("/proc/%s/environ" % pid, "rb") as handle:
+            env = handle.read()
+    except (IOError, OSError):
+        return False
+    return ("%s=%s" % (MARKER, token)).encode() in env.split(b"\0")
+
+
+def session_members(sid, token):
+    """Live (not zombie) processes of session ``sid`` that carry the job's token."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        stat = _proc_stat(name)
+        if stat and stat[2] == sid and stat[0] != "Z" and _has_marker(name, token):
+            found.append(int(name))
+    return found
+
+
+def kill_session(sid, token, grace=2.0):
+    """SIGTERM then (after ``grace`` s) SIGKILL every process of the job; returns the pids killed."""
+    killed = []
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = session_members(sid, token)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+                if pid not in killed:
+                    killed.append(pid)
+            except OSError:
+                pass
+        deadline = time.time() + grace
+        while time.time() < deadline and session_members(sid, token):
+            time.sleep(0.05)
+    return killed
+
+
+def listening(port):
+    """Whether a TCP socket of this network namespace listens on ``port`` (/proc/net/tcp, tcp6)."""
+    for name in ("tcp", "tcp6"):
+        try:
+            with open("/proc/net/" + name) as handle:
+                lines = handle.read().splitlines()[1:]
+        except (IOError, OSError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------- job directory
+
+def check_job_dir(path):
+    """``job_dir`` before anything runs: absolute, and when it exists a real directory."""
+    if not path or not os.path.isabs(path):
+        raise RunError("job_dir=%r: expected an absolute path" % (path,))
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        raise RunError("job_dir=%s: exists and is not a directory (or is a symlink): refused" % path)
+    return path
+
+
+def prepare_job_dir(path):
+    """The job directory, mode 0700, owned by us, not a symlink; created when missing."""
+    try:
+        os.makedirs(path, 0o700)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise RunError("job_dir=%s: cannot create it: %s" % (path, os.strerror(exc.errno)))
+    info = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path):
+        raise RunError("job_dir=%s: not a directory (or a symlink): refused" % path)
+    if info.st_uid != os.geteuid():
+        raise RunError("job_dir=%s: owned by uid %d, not by this user (%d): refused" % (path, info.st_uid, os.geteuid()))
+    os.chmod(path, 0o700)
+    return path
+
+
+def job_files(job_dir, rail, kinds=KINDS):
+    files = {"job": os.path.join(job_dir, "%d.job" % rail)}
+    for kind in kinds:
+        files[kind] = os.path.join(job_dir, "%d.%s.out" % (rail, kind))
+        files[kind + "_rc"] = os.path.join(job_dir, "%d.%s.rc" % (rail, kind))
+    return files
+
+
+def read_job(path):
+    try:
+        return json.loads(_fileio.read_text(path, 1024 * 1024, what="perftest job file"))
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def remove_job(job_dir, rail):
+    for path in job_files(job_dir, rail).values():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def stale_jobs(job_dir, rail, tcp_port):
+    """Jobs of ours in ``job_dir`` on this rail or tcp_port (any rail) with processes left."""
+    found = []
+    try:
+        names = os.listdir(job_dir)
+    except OSError:
+        return found
+    for name in names:
+        if not name.endswith(".job"):
+            continue
+        job = read_job(os.path.join(job_dir, name))
+        if not job or (job.get("rail") != rail and job.get("tcp_port") != tcp_port):
+            continue
+        if job.get("sid") and job.get("token") and session_members(job["sid"], job["token"]):
+            found.append(job)
+    return found
+
+
+# ---------------------------------------------------------------- server
+
+def start_server(job_dir, test, planned, timeout):
+    """Start the kinds of one rail one after the other under one detached ``sh``, in a new session."""
+    files = job_files(job_dir, test["rail"], [item["kind"] for item in planned])
+    replaced = []
+    for job in stale_jobs(job_dir, test["rail"], test["tcp_port"]):
+        replaced.append({"rail": job.get("rail"), "tcp_port": job.get("tcp_port"), "pid": job.get("pid"),
+                         "killed": kill_session(job["sid"], job["token"])})
+    remove_job(job_dir, test["rail"])
+    token = uuid.uuid4().hex
+    job = {"rail": test["rail"], "device": test["device"], "ib_port": test["ib_port"], "tcp_port": test["tcp_port"],
+           "token": token, "sid": None, "pid": None, "started": time.time(), "timeout": timeout,
+           "kinds": [item["kind"] for item in planned], "outputs": dict((item["kind"], files[item["kind"]]) for item in planned),
+           "commands": dict((item["kind"], item["argv"]) for item in planned), "errors": {}, "replaced": replaced,
+           "context": dict((item["kind"], dict((key, item[key]) for key in ("gid_index", "link_layer", "pinning", "gpu")))
+                           for item in planned)}
+    lines = ["umask 077"]
+    for item in planned:
+        if item["error"]:
+            job["errors"][item["kind"]] = item["error"]
+            continue
+        lines.append("%s </dev/null >%s 2>&1; echo $? >%s" % (
+            " ".join(shlex.quote(a) for a in item["argv"]), shlex.quote(files[item["kind"]]),
+            shlex.quote(files[item["kind"] + "_rc"])))
+    if len(lines) > 1 and listening(test["tcp_port"]):
+        for kind in list(job["kinds"]):
+            job["errors"].setdefault(kind, "tcp_port %d is already in use on this host by another process "
+                                           "(not a job of this module): choose another tcp_port" % test["tcp_port"])
+        lines = lines[:1]
+    if len(lines) > 1:
+        launcher = subprocess.Popen(
+            ["/bin/sh", "-c", '"$0" -c "$1" </dev/null >/dev/null 2>&1 & echo $!', "/bin/sh", "\n".join(lines)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
+            start_new_session=True, env=_environ(token), cwd="/")
+        out = launcher.communicate()[0]
+        job["sid"] = launcher.pid
+        try:
+            job["pid"] = int(out.strip())
+        except ValueError:
+            job["pid"] = None
+    _fileio.write_atomic(files["job"], json.dumps(job, sort_keys=True), mode=0o600)
+    return job
+
+
+def wait_listening(jobs, bound):
+    """Wait (at most ``bound`` s) until each started job's port listens or its processes are gone."""
+    deadline = time.time() + bound
+    pending = [job for job in jobs if job["sid"]]
+    while pending:
+        for job in list(pending):
+            if listening(job["tcp_port"]):
+                job["listening"] = True
+                pending.remove(job)
+            elif not session_members(job["sid"], job["token"]):
+                job["listening"] = False
+                pending.remove(job)
+        if not pending or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    for job in jobs:
+        job.setdefault("listening", False)
+
+
+# ---------------------------------------------------------------- client
+
+def run_one(item, timeout, retry=CONNECT_RETRY):
+    """Run one client command; retry while perftest says it cannot connect (the server of the next
+    kind starts only when the previous one exits). Returns (rc, text, attempts)."""
+    deadline = time.time() + retry
+    attempts = 0
+    while True:
+        attempts += 1
+        proc = subprocess.Popen(item["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, close_fds=True, start_new_session=True,
+                                env=_environ())
+        try:
+            out = proc.communicate(timeout=timeout + KILL_AFTER + 5)[0]
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            out = proc.communicate()[0]
+        text = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+        rc = proc.returncode
+        if rc != 0 and _CONNECT_FAILED.search(text or "") and time.time() < deadline:
+            time.sleep(0.5)
+            continue
+        return rc, text, attempts
+
+
+def run_clients(perftest, work, timeout):
+    """``work``: [(test, planned)]; every rail at once, the kinds of a rail in order."""
+    results = dict((index, []) for index in range(len(work)))
+
+    def rail_worker(index, test, planned):
+        for item in planned:
+            if item["error"]:
+                results[index].append(not_run(test, item, "client", item["error"]))
+                continue
+            rc, text, attempts = run_one(item, timeout)
+            record = result(perftest, test, item, "client", rc, text)
+            record["attempts"] = attempts
+            results[index].append(record)
+
+    threads = [threading.Thread(target=rail_worker, args=(index, test, planned))
+               for index, (test, planned) in enumerate(work)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [record for index in range(len(work)) for record in results[index]]
+
+
+# ---------------------------------------------------------------- collect
+
+def collect(perftest, job_dir, tests, kinds, bound):
+    """Wait for the rails' server jobs (all at once, at most ``bound`` s), kill what is left,
+    parse the outputs, remove the job files."""
+    jobs = []
+    for test in tests:
+        jobs.append((test, read_job(job_files(job_dir, test["rail"])["job"])))
+    deadline = time.time() + bound
+    while time.time() < deadline:
+        if not any(job and job.get("sid") and session_members(job["sid"], job["token"]) for dummy, job in jobs):
+            break
+        time.sleep(0.1)
+    results = []
+    for test, job in jobs:
+        if not job:
+            for kind in kinds:
+                item = {"kind": kind, "argv": []}
+                results.append(not_run(dict(test, peer=None), item, "server",
+                                       "no server job for rail %d in %s (state=server did not run here, or its "
+                                       "files were collected already)" % (test["rail"], job_dir)))
+            continue
+        killed = kill_session(job["sid"], job["token"]) if job.get("sid") else []
+        files = job_files(job_dir, job["rail"], job["kinds"])
+        server_test = dict(test, device=job["device"], ib_port=job["ib_port"], tcp_port=job["tcp_port"], peer=None)
+        for kind in job["kinds"]:
+            item = dict(job.get("context", {}).get(kind) or {}, kind=kind, argv=job["commands"][kind])
+            if kind in job["errors"]:
+                results.append(not_run(server_test, item, "server", job["errors"][kind]))
+                continue
+            try:
+                text = _fileio.read_text(files[kind], OUTPUT_LIMIT, tail=True, what="perftest output")
+            except (IOError, OSError):
+                text = None
+            try:
+                rc = int(_fileio.read_text(files[kind + "_rc"], 64, what="perftest rc").strip())
+            except (IOError, OSError, ValueError):
+                rc = None
+            note = None
+            if text is None:
+                note = ("never started: the server before it was still running when collect killed the job "
+                        "after %s s" % bound) if killed else "never started (no output file)"
+                results.append(not_run(server_test, item, "server", note))
+                continue
+            if rc is None and killed:
+                note = "killed by collect after waiting %s s: no client came, or the test hung" % bound
+            elif rc in (124, 137):
+                note = "timed out after %s s (no client came, or the test hung)" % job["timeout"]
+            results.append(result(perftest, server_test, item, "server", rc, text, note))
+        remove_job(job_dir, job["rail"])
+    return results
+
+
+def run_bounded(argv, environ, wait):
+    """``(rc, output bytes)`` of ``argv`` in a session of its own (stdout and stderr together),
+    its whole process group killed when it outlives ``wait`` seconds; a signal is 128 + N."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            close_fds=True, start_new_session=True, env=environ)
+    try:
+        out = proc.communicate(timeout=wait)[0]
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out = proc.communicate()[0]
+    return (proc.returncode if proc.returncode >= 0 else 128 - proc.returncode), out
