@@ -139,12 +139,9 @@ drift_records_after:
   elements: dict
 plans:
   description:
-    - With O(apply), what the steps after a node-side converge read (C(playbooks/site.yml)), per area
-      planned on the node. V(nccl_env) - its plan as the role's fleet check compares it (C(active),
-      C(settings), C(fabric), C(fleet), C(notes), C(warnings), C(errors)). V(gpudirect) - readiness from
-      the facts read last (C(ready), C(not_ready), C(summary), C(ready_gpus)), C(kernel_cmdline) (the
-      module's parameters), C(notes), C(reboot_required) (a kernel argument written, not booted) and
-      C(pending_arguments) (C([{name}])).
+    - With O(apply), what C(playbooks/site.yml) reads after the call (the NCCL fleet check, the
+      GPUDirect readiness and reboot state), per area planned on the node; the keys of
+      M(rdma.fabric.state_check)'s RV(rdma.fabric.state_check#module:plans).
   returned: when O(apply) is true
   type: dict
 changed:
