@@ -69,8 +69,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 findings:
-  description: Every finding, sorted, each with C(host), C(check), C(subject), C(severity), C(expected), C(actual),
-    C(diagnosis) and C(remedy).
+  description: Every finding of the fabric test (a rail below its figure, a peer unreachable, ...), sorted, each with
+    C(host), C(check), C(subject), C(severity), C(expected), C(actual), C(diagnosis) and C(remedy).
   returned: always
   type: list
   elements: dict
@@ -80,7 +80,7 @@ skipped_checks:
   type: list
   elements: dict
 summary:
-  description: The summary line.
+  description: The fabric test's summary line (hosts failed, findings, skipped checks).
   returned: always
   type: str
   sample: 1 of 4 hosts failed the fabric test, 2 finding(s); 4 check(s) skipped on 4 host(s)

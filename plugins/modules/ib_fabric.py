@@ -112,7 +112,7 @@ attributes:
     membership:
       - rdma.fabric.facts
   platform:
-    description: Linux hosts with infiniband-diags and an InfiniBand port (or the ibsim simulator).
+    description: Linux hosts with infiniband-diags (C(iblinkinfo), C(ibqueryerrors)) and an InfiniBand port (or the ibsim simulator).
 notes:
   - C(iblinkinfo) discovers by directed route and works without a subnet manager (LIDs are then 0);
     C(ibqueryerrors) needs the LIDs an SM assigns.

@@ -192,7 +192,7 @@ EXAMPLES = r"""
   rdma.fabric.perftest:
   register: perf_facts
 
-- name: Figures from a saved output
+- name: Read the figures of an ib_write_bw output saved earlier
   rdma.fabric.perftest:
     state: parsed
     running_config: "{{ lookup('ansible.builtin.file', 'ib_write_bw.txt') }}"

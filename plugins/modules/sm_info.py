@@ -67,7 +67,7 @@ attributes:
     membership:
       - rdma.fabric.facts
   platform:
-    description: Linux hosts with infiniband-diags and an InfiniBand port (or the ibsim simulator).
+    description: Linux hosts with infiniband-diags (C(sminfo), C(saquery)) and an InfiniBand port (or the ibsim simulator).
 notes:
   - The tools talk to the fabric through libibumad; to use the ibsim simulator set C(LD_PRELOAD) to
     C(libumad2sim.so) and C(SIM_HOST) in the play's or task's C(environment).
