@@ -111,8 +111,10 @@ options:
         description:
           - Other options of the module (for V(lldp_dcb), C(dcbx_check) and C(switch_dcbx_to_os)); for
             V(node_files), C(content=true) returns the text of each file (up to 64 KiB) in C(before); for
-            V(mlxconfig), C(firmware=true) also reads each device's firmware version and PSID (C(flint q)).
-          - Each a boolean; an option the module does not take here fails the entry.
+            V(mlxconfig), C(firmware=true) also reads each device's firmware version and PSID (C(flint q)),
+            and C(boot_record) is the module's O(rdma.fabric.mlxconfig#module:boot_record) (the boot each
+            pending value was set in; an absolute path, empty for none, the module's default when absent).
+          - Each a boolean but C(boot_record); an option the module does not take here fails the entry.
         type: dict
 attributes:
   action_group:

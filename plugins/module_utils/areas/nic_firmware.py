@@ -134,6 +134,15 @@ def config_errors(current):
     return errors
 
 
+def _mlxconfig_options(current):
+    """The mlxconfig options of the role's call that change what a read gives: the firmware
+    read, and the boot record the role keeps (nic_firmware_boot_record; empty: none)."""
+    options = {"firmware": bool(current.get("read_firmware"))}
+    if "boot_record" in current:
+        options["boot_record"] = current["boot_record"] or ""
+    return options
+
+
 def _mask(priorities):
     return sum(1 << int(p) for p in set(int(str(p), 0) for p in priorities))
 
@@ -217,7 +226,7 @@ def plan(facts, spec_):
     requests = []
     if config:
         requests.append({"resource": "mlxconfig", "name": "NV configuration", "state": "merged",
-                         "config": config, "options": {"firmware": bool(current.get("read_firmware"))}})
+                         "config": config, "options": _mlxconfig_options(current)})
     versions = dict(current.get("versions") or {})
     return {"config": config, "devices": [n for n, _d in chosen], "requests": requests, "errors": errors,
             "versions": versions, "drift_spec": _drift_spec.node_files(NAME, spec_)}

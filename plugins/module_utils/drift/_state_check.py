@@ -47,8 +47,10 @@ def _kernel_cmdline(module, options):
 
 
 def _mlxconfig(module, options):
-    from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import MlxconfigResource
-    return MlxconfigResource(module, firmware=options.get("firmware", False), read_only=True)
+    from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import DEFAULT_BOOT_RECORD, MlxconfigResource
+    # boot_record as the module takes it: absent, its default; empty, none
+    record = options["boot_record"] or None if "boot_record" in options else DEFAULT_BOOT_RECORD
+    return MlxconfigResource(module, firmware=options.get("firmware", False), boot_record=record, read_only=True)
 
 
 def _pcie_acs(module, options):
@@ -74,7 +76,9 @@ RESOURCES = {"mlnx_qos": _mlnx_qos, "dcqcn": _dcqcn, "lldp_dcb": _lldp_dcb, "nod
 # What an entry of ``resources`` may hold besides its config: the state the module would run
 # with, and the module's other options (each a boolean), per resource.
 STATES = ("merged", "replaced")
-OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("content",), "mlxconfig": ("firmware",)}
+OPTIONS = {"lldp_dcb": ("dcbx_check", "switch_dcbx_to_os"), "node_files": ("content",), "mlxconfig": ("firmware", "boot_record")}
+# The options that are paths (an absolute path, or empty for none); the others are booleans.
+PATH_OPTIONS = ("boot_record",)
 # The resources whose config is a list of dicts (one per interface); the others take one dict.
 LIST_CONFIG = ("dcqcn", "lldp_dcb", "mlnx_qos", "mlxconfig")
 _CONFIG_SHAPE = {"node_files": "a dict {files, units}",
@@ -114,6 +118,11 @@ def request_error(index, request):
             "it takes " + ", ".join(taken) if taken else "it takes none"), {}
     flags = {}
     for key, value in sorted((options or {}).items()):
+        if key in PATH_OPTIONS:
+            if value not in (None, "") and (not isinstance(value, str) or not value.startswith("/") or "\x00" in value):
+                return "%s.options.%s=%s: expected an absolute path (or empty for none)" % (where, key, shown(key, value)), {}
+            flags[key] = value or ""
+            continue
         try:
             flags[key] = boolean(value, strict=True)
         except TypeError:

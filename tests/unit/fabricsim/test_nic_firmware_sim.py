@@ -207,10 +207,9 @@ def test_set_reboot_check_through_state_check(node, monkeypatch, stuck):
     """Molecule gpudirect firmware.yml on one node: the role sets the values (pending), the drift
     check names each pending value; one reboot; the drift check (alone and beside other areas)
     and the role's records then agree: nothing, or only the value the firmware did not take, in
-    this boot and the next. As on a node, the role and the drift check share the boot record at its
-    default path (here the node's: state_check's mlxconfig reads the module's default)."""
-    monkeypatch.setattr(_nvconfig.MlxconfigResource.__init__, "__defaults__", (False, node.record, False))
-    spec = _spec(versions={"MT_0000000838": "28.39.1002"})
+    this boot and the next. As on a node, the role and the drift check share the boot record
+    (nic_firmware_boot_record, here the node's)."""
+    spec = _spec(versions={"MT_0000000838": "28.39.1002"}, boot_record=node.record)
     if stuck:
         assert node.cli("fault", "nv-stuck", "mlx5_0", "PCI_WR_ORDERING") == 0
     assert _role(monkeypatch, node, spec, check_mode=False)
@@ -233,8 +232,6 @@ def test_set_reboot_check_through_state_check(node, monkeypatch, stuck):
     assert len(_writes(node)) == writes
 
 
-@pytest.mark.xfail(strict=True, reason="state_check's mlxconfig reads the module's default boot record, "
-                   "not nic_firmware_boot_record (the request's options take booleans only)")
 def test_the_drift_check_reads_the_boot_record_the_role_writes(node, monkeypatch):
     """nic_firmware_boot_record elsewhere than the default: after the reboot the drift check
     should name the value not taken as the role does, not as pending a reset."""
@@ -245,3 +242,15 @@ def test_the_drift_check_reads_the_boot_record_the_role_writes(node, monkeypatch
     role = _role(monkeypatch, node, spec)
     assert [r["actual"] for r in role] == ["per_mkey(0): the firmware did not take it after a reset"]
     assert _key(_drift_check(monkeypatch, node, spec)) == _key(role)
+
+
+@pytest.mark.parametrize("value, refused", [("relative/boot.json", True), (3, True), ("/x\x00y", True),
+                                            ("", False), (None, False), ("/var/lib/x.json", False)])
+def test_a_boot_record_option_that_is_not_an_absolute_path_is_refused_naming_it(value, refused):
+    from ansible_collections.rdma.fabric.plugins.module_utils.drift import _state_check
+    request = {"resource": "mlxconfig", "config": [], "options": {"firmware": True, "boot_record": value}}
+    error, options = _state_check.request_error(0, request)
+    if refused:
+        assert error.startswith("resources[0].options.boot_record=") and "absolute path" in error
+    else:
+        assert error is None and options == {"firmware": True, "boot_record": value or ""}

@@ -51,7 +51,8 @@ def test_auto_profile_follows_each_ports_link_layer():
     assert config["mlx5_1"] == {"LINK_TYPE_P1": "IB", "PCI_WR_ORDERING": "force_relax", "ADVANCED_PCI_SETTINGS": True,
                                 "ATS_ENABLED": False}
     assert plan["errors"] == [] and [r["resource"] for r in plan["requests"]] == ["mlxconfig"]
-    assert plan["requests"][0]["options"] == {"firmware": True}
+    # the role's boot record goes with the read (the drift check reads the record the role keeps)
+    assert plan["requests"][0]["options"] == {"firmware": True, "boot_record": "/var/lib/rdma-fabric/mlxconfig-boot.json"}
 
 
 def test_a_dual_port_adapter_gets_each_ports_parameters_on_its_own_function():
