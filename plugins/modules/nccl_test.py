@@ -65,7 +65,7 @@ attributes:
     support: partial
     details: V(parsed) runs the same; V(run) would send traffic, so it returns C(skipped) with a reason.
   diff_mode:
-    description: Nothing to diff.
+    description: A collective test changes nothing on the nodes; there is no diff.
     support: none
   action_group:
     membership:
