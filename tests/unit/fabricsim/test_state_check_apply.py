@@ -13,12 +13,7 @@ import hashlib
 import os
 import pwd
 
-from unittest import mock
-
 import pytest
-from ansible.errors import AnsibleError
-
-from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
@@ -285,53 +280,3 @@ def test_apply_that_is_not_a_boolean_is_refused_naming_it(sim, monkeypatch, node
     kind, result = state_check_call(monkeypatch, sim, specs(node, ("roce_qos",)), apply=value)
     assert kind == "fail" and "'apply'" in result["msg"] and ("list" if value == [True] else str(value)) in result["msg"]
     assert "applied" not in result and sim.log(writes=True) == []
-
-
-def _action(responses, args):
-    """The drift_check action plugin's run() with state_check's answers ``responses``."""
-    task = mock.MagicMock()
-    task.args = args
-    task.async_val = 0
-    plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
-    calls = []
-
-    def execute(module_name, module_args=None, task_vars=None, **kwargs):
-        calls.append((module_name, module_args))
-        return responses.pop(0)
-    plugin._execute_module = execute
-    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
-        return plugin.run(task_vars={"inventory_hostname": "gpu-01"}), calls
-
-
-RECORD = {"host": "gpu-01", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []}
-APPLIED = {"roce_qos": [{"name": "mlnx_qos", "resource": "mlnx_qos", "failed": False, "result": {"changed": True}}]}
-
-
-def test_drift_check_apply_passes_the_option_and_returns_what_was_applied():
-    answer = {"changed": True, "drift_records": [RECORD], "checked": ["roce_qos"], "applied": APPLIED,
-              "drift_records_after": [], "plans": {"gpudirect": {"reboot_required": True}}}
-    result, calls = _action([dict(answer)], {"areas": {"roce_qos": {"settings": {}}}, "apply": "yes"})
-    assert calls[0][1]["apply"] is True
-    assert (result["drift_records"], result["applied"], result["changed"], result["drift_records_after"]) == (
-        [RECORD], APPLIED, True, []) and not result.get("failed")
-    assert result["plans"] == {"gpudirect": {"reboot_required": True}}
-    # an area failed: the task fails with the node's message, the lists kept
-    result, calls = _action([dict(answer, failed=True, msg="gpu-01: roce_qos: mlnx_qos (mlnx_qos) failed: x")],
-                            {"areas": {"roce_qos": {"settings": {}}}, "apply": True})
-    assert result["failed"] is True and result["msg"].startswith("gpu-01: roce_qos: mlnx_qos")
-    assert result["applied"] == APPLIED and result["drift_records"] == [RECORD]
-    # state_check itself failed: the host record, and the converge failed
-    result, calls = _action([{"failed": True, "msg": "MODULE FAILURE"}], {"areas": {"roce_qos": {"settings": {}}},
-                                                                          "apply": True})
-    assert result["failed"] is True and result["msg"] == "gpu-01: state_check failed: MODULE FAILURE"
-    assert [r["area"] for r in result["drift_records_after"]] == ["host"]
-    # without apply: the check as before, no apply sent, no apply keys
-    result, calls = _action([dict(answer, applied=None)], {"areas": {"roce_qos": {"settings": {}}}})
-    assert "apply" not in calls[0][1] and "applied" not in result and result["changed"] is False
-
-
-@pytest.mark.parametrize("value", ["maybe", [True], 2])
-def test_drift_check_apply_that_is_not_a_boolean_is_refused_naming_it(value):
-    with pytest.raises(AnsibleError) as error:
-        _action([], {"areas": {"roce_qos": {"settings": {}}}, "apply": value})
-    assert "drift_check: apply=%r: expected true or false" % (value,) in str(error.value)

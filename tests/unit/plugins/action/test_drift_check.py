@@ -105,3 +105,37 @@ def test_an_area_judges_files_key_by_key_and_a_missing_file_drifts_every_key():
     assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in A.judge("gpu 1", requests, entries)] == [
         ("/etc/nccl.conf", "NCCL_IB_GID_INDEX", "3", "5"),
         ("/etc/nccl.env", "NCCL_IB_GID_INDEX", "3", None), ("/etc/nccl.env", "NCCL_IB_HCA", "=mlx5_0", None)]
+
+
+APPLY_RECORD = {"host": "gpu 1", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": [3], "actual": []}
+APPLIED = {"roce_qos": [{"name": "mlnx_qos", "resource": "mlnx_qos", "failed": False, "result": {"changed": True}}]}
+
+
+def test_drift_check_apply_passes_the_option_and_returns_what_was_applied():
+    answer = {"changed": True, "drift_records": [APPLY_RECORD], "checked": ["roce_qos"], "applied": APPLIED,
+              "drift_records_after": [], "plans": {"gpudirect": {"reboot_required": True}}}
+    result, calls = action([dict(answer)], {"areas": {"roce_qos": {"settings": {}}}, "apply": "yes"})
+    assert calls[0][1]["apply"] is True
+    assert (result["drift_records"], result["applied"], result["changed"], result["drift_records_after"]) == (
+        [APPLY_RECORD], APPLIED, True, []) and not result.get("failed")
+    assert result["plans"] == {"gpudirect": {"reboot_required": True}}
+    # an area failed: the task fails with the node's message, the lists kept
+    result, calls = action([dict(answer, failed=True, msg="gpu 1: roce_qos: mlnx_qos (mlnx_qos) failed: x")],
+                            {"areas": {"roce_qos": {"settings": {}}}, "apply": True})
+    assert result["failed"] is True and result["msg"].startswith("gpu 1: roce_qos: mlnx_qos")
+    assert result["applied"] == APPLIED and result["drift_records"] == [APPLY_RECORD]
+    # state_check itself failed: the host record, and the converge failed
+    result, calls = action([{"failed": True, "msg": "MODULE FAILURE"}], {"areas": {"roce_qos": {"settings": {}}},
+                                                                          "apply": True})
+    assert result["failed"] is True and result["msg"] == "gpu 1: state_check failed: MODULE FAILURE"
+    assert [r["area"] for r in result["drift_records_after"]] == ["host"]
+    # without apply: the check as before, no apply sent, no apply keys
+    result, calls = action([dict(answer, applied=None)], {"areas": {"roce_qos": {"settings": {}}}})
+    assert "apply" not in calls[0][1] and "applied" not in result and result["changed"] is False
+
+
+@pytest.mark.parametrize("value", ["maybe", [True], 2])
+def test_drift_check_apply_that_is_not_a_boolean_is_refused_naming_it(value):
+    with pytest.raises(AnsibleError) as error:
+        action([], {"areas": {"roce_qos": {"settings": {}}}, "apply": value})
+    assert "drift_check: apply=%r: expected true or false" % (value,) in str(error.value)
