@@ -105,6 +105,19 @@ def run_tool(module, argv, check_rc=True):
     return rc, out, err
 
 
+def umad_address(ca=None, port=None, timeout=None):
+    """infiniband-diags' common options for the local port a query goes out of and its MAD
+    timeout (ibdiag_common.c: -C ca, -P port, -t ms), as argv; an unset one is left out."""
+    argv = []
+    if ca:
+        argv += ["-C", ca]
+    if port:
+        argv += ["-P", str(port)]
+    if timeout:
+        argv += ["-t", str(timeout)]
+    return argv
+
+
 # Linux IFNAMSIZ is 16 with the NUL: a netdev name has at most 15 bytes (dev_valid_name()).
 IFNAME_MAX = 15
 # IB_DEVICE_NAME_MAX is 64 with the NUL.

@@ -36,6 +36,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._common import 
     ToolError,
     find_tool,
     run_tool,
+    umad_address,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import normalize_guid
 
@@ -275,20 +276,9 @@ def summarize(sminfo_entries, smir_entries, issm_ports, errors, default_sminfo=N
     }
 
 
-def _address_args(ca, port, timeout):
-    argv = []
-    if ca:
-        argv += ["-C", ca]
-    if port:
-        argv += ["-P", str(port)]
-    if timeout:
-        argv += ["-t", str(timeout)]
-    return argv
-
-
 def build_commands(sminfo, saquery, ca=None, port=None, timeout=None, discover=True):
     """The read commands gather() starts with (argv lists); per-LID sminfo calls follow."""
-    address = _address_args(ca, port, timeout)
+    address = umad_address(ca, port, timeout)
     commands = [[sminfo] + address]
     if discover and saquery:
         commands.append([saquery] + address + ["SMIR"])
@@ -318,7 +308,7 @@ def gather(module, ca=None, port=None, timeout=None, lids=None, discover=True):
     """
     sminfo = find_tool(module, "sminfo")
     saquery = find_tool(module, "saquery", required=False) if discover else None
-    address = _address_args(ca, port, timeout)
+    address = umad_address(ca, port, timeout)
     captured = []
     errors = []
 

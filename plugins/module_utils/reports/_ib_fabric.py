@@ -21,7 +21,7 @@ import os
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibqueryerrors, _iblinkinfo
-from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError, find_tool, run_tool
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError, find_tool, run_tool, umad_address
 from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import is_guid, normalize_guid
 
 # infiniband-diags' own suggested thresholds: the commented values of its shipped
@@ -370,17 +370,6 @@ def evaluate(link_text, error_text, host, expected_width=None, expected_speed=No
             "duplicate_guids": dups, "cabling": status, "records": records, "tool_warnings": warnings}
 
 
-def _address(ca, port, timeout):
-    argv = []
-    if ca:
-        argv += ["-C", ca]
-    if port:
-        argv += ["-P", str(port)]
-    if timeout:
-        argv += ["-t", str(timeout)]
-    return argv
-
-
 def _capture(argv, rc, out, err):
     text = "$ %s\n%s" % (" ".join([os.path.basename(argv[0])] + argv[1:]), out or "")
     if not text.endswith("\n"):
@@ -394,7 +383,7 @@ def _capture(argv, rc, out, err):
 def gather(module, ca=None, port=None, timeout=None, port_errors=True):
     """Run iblinkinfo --line (and ibqueryerrors -r). Returns (link_text, error_text or None,
     errors_unavailable reason or None, running_config). Raises ToolError when iblinkinfo fails."""
-    address = _address(ca, port, timeout)
+    address = umad_address(ca, port, timeout)
     iblinkinfo = find_tool(module, "iblinkinfo")
     argv = [iblinkinfo, "--line"] + address
     rc, out, err = run_tool(module, argv, check_rc=False)
