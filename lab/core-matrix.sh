@@ -27,20 +27,8 @@ case "$claimed" in
 esac
 
 venv="$top/.cache/core-$CORE_LOWEST"
-declare -a timings=()
-failed=()
-
-stage() {  # stage NAME COMMAND...
-  local name=$1; shift
-  local start=$SECONDS
-  echo "==> $name"
-  if "$@"; then
-    timings+=("$(printf '%-28s %5ss  ok' "$name" $((SECONDS - start)))")
-  else
-    timings+=("$(printf '%-28s %5ss  FAILED' "$name" $((SECONDS - start)))")
-    failed+=("$name")
-  fi
-}
+# shellcheck source=lab/stage.sh
+. "$top/lab/stage.sh"
 
 make_venv() {
   local stamp="$venv/.installed" want pins=() dep pin

@@ -19,20 +19,8 @@ set -uo pipefail
 . "$(dirname "$0")/env.sh"
 export PY_COLORS=0 MOLECULE_NO_LOG=false
 
-declare -a timings=()
-failed=()
-
-stage() {  # stage NAME COMMAND...
-  local name=$1; shift
-  local start=$SECONDS
-  echo "==> $name"
-  if "$@"; then
-    timings+=("$(printf '%-28s %5ss  ok' "$name" $((SECONDS - start)))")
-  else
-    timings+=("$(printf '%-28s %5ss  FAILED' "$name" $((SECONDS - start)))")
-    failed+=("$name")
-  fi
-}
+# shellcheck source=lab/stage.sh
+. "$top/lab/stage.sh"
 
 link_collection() {
   # Ansible finds the collection under a symlinked ansible_collections/rdma/fabric.
