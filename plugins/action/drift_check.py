@@ -17,6 +17,13 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
+# the lookup that renders the roles' templates (_role_specs.renderer), imported with this plugin
+from ansible_collections.rdma.fabric.plugins.lookup import role_template  # noqa: F401 pylint: disable=unused-import
+
+# The strategy imports this plugin in the controller's main process, before it forks a worker
+# per host: the argument specs read here, and the lookup imported above, are read once per run,
+# not once per host.
+_role_specs.preload(A.NODE_AREAS)
 
 
 class ActionModule(ActionBase):

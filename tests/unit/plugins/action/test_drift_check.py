@@ -139,3 +139,17 @@ def test_drift_check_apply_that_is_not_a_boolean_is_refused_naming_it(value):
     with pytest.raises(AnsibleError) as error:
         action([], {"areas": {"roce_qos": {"settings": {}}}, "apply": value})
     assert "drift_check: apply=%r: expected true or false" % (value,) in str(error.value)
+
+
+def test_the_argument_specs_are_read_when_the_plugin_is_imported():
+    # the main process imports the plugin before it forks a worker per host: the workers find
+    # every node area's argument spec read, and the lookup that renders the templates imported
+    import importlib
+    import sys
+    from ansible_collections.rdma.fabric.plugins.action import drift_check
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
+    _role_specs._OPTIONS.clear()
+    importlib.reload(drift_check)
+    assert set(A.NODE_AREAS) <= set(_role_specs._OPTIONS)
+    assert _role_specs._OPTIONS["roce_qos"]["roce_qos_pfc_priorities"]["type"] == "list"
+    assert "ansible_collections.rdma.fabric.plugins.lookup.role_template" in sys.modules
