@@ -15,4 +15,3 @@ EXPECT_REFUSED = {
     "IBSTAT-RECON-NOT-FOUND": "'ibpanic: ... IB device can't be found' with no CA: an error, not zero CAs",
 }
 SKIP = {}
-

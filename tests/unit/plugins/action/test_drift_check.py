@@ -121,12 +121,12 @@ def test_drift_check_apply_passes_the_option_and_returns_what_was_applied():
     assert result["plans"] == {"gpudirect": {"reboot_required": True}}
     # an area failed: the task fails with the node's message, the lists kept
     result, calls = action([dict(answer, failed=True, msg="gpu 1: roce_qos: mlnx_qos (mlnx_qos) failed: x")],
-                            {"areas": {"roce_qos": {"settings": {}}}, "apply": True})
+                           {"areas": {"roce_qos": {"settings": {}}}, "apply": True})
     assert result["failed"] is True and result["msg"].startswith("gpu 1: roce_qos: mlnx_qos")
     assert result["applied"] == APPLIED and result["drift_records"] == [APPLY_RECORD]
     # state_check itself failed: the host record, and the converge failed
     result, calls = action([{"failed": True, "msg": "MODULE FAILURE"}], {"areas": {"roce_qos": {"settings": {}}},
-                                                                          "apply": True})
+                                                                         "apply": True})
     assert result["failed"] is True and result["msg"] == "gpu 1: state_check failed: MODULE FAILURE"
     assert [r["area"] for r in result["drift_records_after"]] == ["host"]
     # without apply: the check as before, no apply sent, no apply keys
