@@ -32,6 +32,9 @@ description:
     prints a number, one of the labels or numbers of a known enumeration (C(LINK_TYPE_P*),
     C(PCI_WR_ORDERING)) and of every boolean (C(True(1))/C(False(0))) - and a name the device does
     not have is an error naming it.
+  - Before any read, a value wider than its firmware field (C(CNP_DSCP_Pn) 6 bits, C(CNP_802P_PRIO_Pn)
+    3, C(ROCE_CC_PRIO_MASK_Pn) and C(MAX_ACC_OUT_READ) 8), a port suffix other than C(_P1)/C(_P2) and
+    one device under two names (its PCI address and its RDMA device name) are refused naming the field.
 options:
   state:
     description:
@@ -72,7 +75,7 @@ options:
   boot_record:
     description:
       - Where the boot id of each pending value's set is kept (JSON, written atomically, only when it
-        changes); empty to keep none, and then nothing is ever RV(not_taken).
+        changes); empty to keep none, and then nothing is ever RV(not_taken). An absolute path without C(..).
     type: str
     default: /var/lib/rdma-fabric/mlxconfig-boot.json
   running_config:
@@ -207,8 +210,9 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    if params["boot_record"] and not params["boot_record"].startswith("/"):
-        module.fail_json(msg="boot_record=%r: expected an absolute path (or empty for none)" % params["boot_record"])
+    record = params["boot_record"]
+    if record and (not record.startswith("/") or ".." in record.split("/") or "\x00" in record):
+        module.fail_json(msg="boot_record=%r: expected an absolute path without '..' (or empty for none)" % record)
     resource = MlxconfigResource(module, firmware=params["firmware"], boot_record=params["boot_record"] or None)
     run_resource(module, resource, params["state"], params["config"], params["running_config"])
 

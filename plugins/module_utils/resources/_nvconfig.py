@@ -57,6 +57,50 @@ ENUMS = {
     "PCI_WR_ORDERING": {"per_mkey": 0, "force_relax": 1},
 }
 _BOOL_LABELS = {"False": 0, "True": 1}
+# The firmware field width (bits) of the numeric parameters the nic_firmware area types (NVIDIA
+# MFT user manual and the PRM's NV configuration: the CNP DSCP is a 6-bit DSCP, the CNP 802.1p
+# priority 3 bits, the congestion control priority mask one bit per priority): a wider value
+# would be cut by the firmware (or refused mid-transaction), so it is refused before any read.
+WIDTHS = {"CNP_DSCP": 6, "CNP_802P_PRIO": 3, "ROCE_CC_PRIO_MASK": 8, "MAX_ACC_OUT_READ": 8}
+# The booleans the area types (True(1)/False(0)).
+BOOLEANS = ("ADVANCED_PCI_SETTINGS", "ATS_ENABLED", "SRIOV_EN")
+# ConnectX NV per-port parameters: _P1 (physical function 0) and _P2 (function 1).
+MAX_PORTS = 2
+_PORT = re.compile(r"_P([0-9]+)\Z")
+
+
+def base_name(name):
+    """The parameter without its port suffix and array index (``CNP_DSCP_P2`` -> ``CNP_DSCP``)."""
+    return _PORT.sub("", re.sub(r"\[[0-9]+\]\Z", "", name))
+
+
+def port_of(name):
+    """The port of a per-port parameter (``LINK_TYPE_P2`` -> 2), None for an adapter-wide one."""
+    match = _PORT.search(re.sub(r"\[[0-9]+\]\Z", "", name))
+    return int(match.group(1)) if match else None
+
+
+def check_typed(field, name, want):
+    """``want`` (the text mlxconfig is given, ``wanted_text``) against what this code knows of
+    ``name`` with no device read: the port suffix exists (_P1, _P2), a number fits its field
+    width, an enumeration's label or number, a boolean's label or 0/1. ValidationError naming
+    the field and the value; a parameter this code does not type passes (the device read checks
+    it against what the device prints)."""
+    port = port_of(name)
+    if port is not None and not 1 <= port <= MAX_PORTS:
+        raise ValidationError("%s=%r: %s names port %d; ConnectX NV parameters have ports _P1 to _P%d"
+                              % (field, want, name, port, MAX_PORTS))
+    base = base_name(name)
+    if base in WIDTHS:
+        bits = WIDTHS[base]
+        if _INT.match(want) and int(want, 0) >= 1 << bits:
+            raise ValidationError("%s=%r: %s is a %d-bit field, 0-%d" % (field, want, name, bits, (1 << bits) - 1))
+    enum = ENUMS.get(base) or (_BOOL_LABELS if base in BOOLEANS else None)
+    if enum is not None:
+        if want.lower() in [k.lower() for k in enum] or (_INT.match(want) and int(want, 0) in enum.values()):
+            return
+        raise ValidationError("%s=%r: %s takes one of %s" % (
+            field, want, name, ", ".join("%s(%d)" % (k, v) for k, v in sorted(enum.items(), key=lambda kv: kv[1]))))
 
 
 def enum_of(name, printed):
@@ -174,6 +218,7 @@ class MlxconfigResource(Resource):
         self.tool = None
         self._boot_id = None
         self._record = None
+        self.addresses = {}
 
     # --- want
     def check_key(self, field, value):
@@ -204,7 +249,11 @@ class MlxconfigResource(Resource):
             if not isinstance(name, str) or not _NAME.match(name):
                 raise ValidationError("%s: %r is not an mlxconfig parameter name (upper case, e.g. LINK_TYPE_P1)"
                                       % ("%s.params" % field, name))
-            want[name] = None if self.state == "gathered" else wanted_text(where, params[name])
+            if self.state != "gathered":
+                want[name] = wanted_text(where, params[name])
+                check_typed(where, name, want[name])
+            else:
+                want[name] = None
         self.wants[self.check_key("%s.device" % field, entry.get("device"))] = want
         return {"params": want, "field": field}
 
@@ -234,6 +283,13 @@ class MlxconfigResource(Resource):
 
     def read(self, key, want):
         address = self.resolve(key)
+        # one device under two names (its PCI address and its mlx5_N name, two spellings of the
+        # address): two entries would plan against one NV store; every read comes before any set
+        if address in self.addresses and self.addresses[address][0] != key:
+            other, where = self.addresses[address]
+            raise ValueError("%s.device=%s: the same device as %s.device=%s (%s); give each device once"
+                             % ((want or {}).get("field", "config"), key, where, other, address))
+        self.addresses.setdefault(address, (key, (want or {}).get("field", "config")))
         names = sorted(want["params"]) if want else []
         argv = [self._tool(), "-d", address, "-e", "query"] + names
         rc, out, err = run_tool(self.module, argv, check_rc=False)

@@ -254,3 +254,37 @@ def test_a_boot_record_option_that_is_not_an_absolute_path_is_refused_naming_it(
         assert error.startswith("resources[0].options.boot_record=") and "absolute path" in error
     else:
         assert error is None and options == {"firmware": True, "boot_record": value or ""}
+
+
+# ---------------------------------------------------------------- issue 40: bad inputs at the module
+
+@pytest.mark.parametrize("params, message", [
+    ({"CNP_DSCP_P1": 64}, "config[1].params.CNP_DSCP_P1='64': CNP_DSCP_P1 is a 6-bit field, 0-63"),
+    ({"CNP_802P_PRIO_P1": 9}, "config[1].params.CNP_802P_PRIO_P1='9': CNP_802P_PRIO_P1 is a 3-bit field, 0-7"),
+    ({"ROCE_CC_PRIO_MASK_P1": "0x100"}, "config[1].params.ROCE_CC_PRIO_MASK_P1='0x100': ROCE_CC_PRIO_MASK_P1 is a 8-bit"),
+    ({"LINK_TYPE_P1": 5}, "config[1].params.LINK_TYPE_P1='5': LINK_TYPE_P1 takes one of IB(1), ETH(2), VPI(3)"),
+    ({"CNP_DSCP_P7": 4}, "config[1].params.CNP_DSCP_P7='4': CNP_DSCP_P7 names port 7"),
+])
+def test_a_value_wider_than_its_firmware_field_is_refused_before_any_read(node, monkeypatch, params, message):
+    args = {"config": [{"device": "mlx5_1", "params": {"CNP_DSCP_P1": 4}}, {"device": "mlx5_0", "params": params}],
+            "boot_record": node.record}
+    result = _run(monkeypatch, node, mlxconfig.main, args, expect="fail")
+    assert message in result["msg"], result["msg"]
+    assert _writes(node) == [] and [r for r in node.log() if r.get("tool") == "mlxconfig"] == []
+
+
+@pytest.mark.parametrize("first, second", [("mlx5_0", "0000:18:00.0"), ("0000:18:00.0", "mlx5_0")])
+def test_the_same_device_under_two_names_is_refused_naming_both(node, monkeypatch, first, second):
+    args = {"config": [{"device": first, "params": {"CNP_DSCP_P1": 4}}, {"device": second, "params": {"CNP_DSCP_P1": 26}}],
+            "boot_record": node.record}
+    result = _run(monkeypatch, node, mlxconfig.main, args, expect="fail")
+    assert "config[1].device=%s: the same device as config[0].device=%s (0000:18:00.0)" % (second, first) in result["msg"]
+    assert _writes(node) == []
+
+
+@pytest.mark.parametrize("record", ["/var/lib/../../etc/cron.d/x", "/tmp/a/../b.json"])
+def test_a_boot_record_with_dot_dot_is_refused_by_the_module(node, monkeypatch, record):
+    args = {"config": [{"device": "mlx5_0", "params": {"CNP_DSCP_P1": 4}}], "boot_record": record}
+    result = _run(monkeypatch, node, mlxconfig.main, args, expect="fail")
+    assert result["msg"] == "boot_record=%r: expected an absolute path without '..' (or empty for none)" % record
+    assert _writes(node) == []
