@@ -29,9 +29,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
-from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import parse_bdf
+from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import is_bdf, normalize_bdf, parse_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import MAX_PORTS, check_typed, wanted_text
+from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 
 NAME = "nic_firmware"
 PREFIX = "nic_firmware_"
@@ -113,10 +115,25 @@ def config_errors(current):
                     and not (isinstance(value, str) and _VALUE.match(value)):
                 errors.append("nic_firmware_params.%s=%r: expected a number, a label (ETH, True) or null (not managed)"
                               % (name, value))
+            elif value is not None:
+                # the typed checks of the same setting (field width, enumeration, port suffix),
+                # the ones rdma.fabric.mlxconfig applies: a raw parameter bypasses none of them
+                try:
+                    check_typed("nic_firmware_params.%s" % name, name, wanted_text("nic_firmware_params.%s" % name, value))
+                except ValidationError as exc:
+                    errors.append(str(exc))
     devices = current.get("devices")
     if not isinstance(devices, list) or not all(isinstance(d, str) and d for d in devices):
         errors.append("nic_firmware_devices=%r: expected a list of RDMA device names or PCI addresses ([] = every ConnectX)"
                       % (devices,))
+    else:
+        seen = {}
+        for entry in devices:
+            spelled = normalize_bdf(entry) if is_bdf(entry) else entry
+            if spelled in seen:
+                errors.append("nic_firmware_devices: %r and %r name the same device; give each device once"
+                              % (seen[spelled], entry))
+            seen.setdefault(spelled, entry)
     versions = current.get("versions")
     if not isinstance(versions, dict):
         errors.append("nic_firmware_versions=%r: expected a dict {PSID: firmware version}" % (versions,))
@@ -129,8 +146,9 @@ def config_errors(current):
     if not _is_int(current.get("reboot_timeout"), 60, 86400):
         errors.append("nic_firmware_reboot_timeout=%r: expected seconds, 60-86400" % (current.get("reboot_timeout"),))
     record = current.get("boot_record")
-    if record and (not isinstance(record, str) or not record.startswith("/")):
-        errors.append("nic_firmware_boot_record=%r: expected an absolute path (or empty)" % (record,))
+    if record and (not isinstance(record, str) or not record.startswith("/") or ".." in record.split("/")
+                   or "\x00" in record):
+        errors.append("nic_firmware_boot_record=%r: expected an absolute path without '..' (or empty)" % (record,))
     return errors
 
 
@@ -189,6 +207,83 @@ def _devices(rdma):
     return devices if isinstance(devices, dict) else {}
 
 
+def _address(device):
+    """The device's PCI address in canonical form, or None."""
+    address = (device or {}).get("pci_address")
+    return normalize_bdf(address) if isinstance(address, str) and is_bdf(address) else None
+
+
+def adapter_ports(name, device):
+    """``(ports, why)`` of one RDMA device: ``ports`` its adapter ports ``[(port, link_layer)]``,
+    ``[]`` for a virtual function (never configured: its NV parameters belong to the physical
+    function), None when the port cannot be told (``why`` says why).
+
+    The port follows from the PCI function, never from a position in a list (DOMAIN 8: ``*_P1``
+    belongs to physical function 0 and ``*_P2`` to function 1 of the same adapter): function f
+    is port f + 1 of a one-port function (mlx5). A function holding every port of the adapter
+    (mlx4: ports 1 and 2 on function 0) is those ports. A virtual function is one with a sysfs
+    ``physfn`` link (rdma_facts ``physfn``) or a function beyond the adapter's physical ports."""
+    address = (device or {}).get("pci_address")
+    try:
+        function = parse_bdf(address)[3]
+    except ValueError:
+        return None, "its PCI address %r is not one" % (address,)
+    if device.get("physfn"):
+        return [], "a virtual function of %s" % device["physfn"]
+    numbers = []
+    for port in device.get("ports") or []:
+        number = port.get("port") if isinstance(port, dict) else None
+        if isinstance(number, bool) or not isinstance(number, int):
+            return None, "its port list %r has a port without a number" % (device.get("ports"),)
+        numbers.append(number)
+    layers = dict((p["port"], p.get("link_layer")) for p in device.get("ports") or [])
+    if len(numbers) > 1:
+        if function == 0 and sorted(numbers) == list(range(1, len(numbers) + 1)) and len(numbers) <= MAX_PORTS:
+            return [(n, layers[n]) for n in sorted(numbers)], None
+        return None, ("function %d holds ports %s: not one port of a ConnectX adapter (_P1 on function 0, _P2 on "
+                      "function 1)" % (function, ", ".join(str(n) for n in sorted(numbers))))
+    if function >= MAX_PORTS:
+        return [], "function %d, beyond the adapter's %d physical ports" % (function, MAX_PORTS)
+    if numbers and numbers != [1]:
+        return None, "function %d has port %d, not the one port of a ConnectX function" % (function, numbers[0])
+    return [(function + 1, layers.get(1))], None
+
+
+def _choose(devices, wanted, errors):
+    """The devices the role manages, ``[(name, device)]``: every device with a PCI address, or
+    the ones ``nic_firmware_devices`` names (by name or PCI address, each once)."""
+    by_address = {}
+    for name in sorted(devices):
+        address = _address(devices[name])
+        if address:
+            by_address.setdefault(address, []).append(name)
+    if not wanted:   # a device with no PCI address (rxe, siw) is no ConnectX function
+        return [(name, devices[name] or {}) for name in sorted(devices) if (devices[name] or {}).get("pci_address")]
+    chosen, named, missing = [], {}, []
+    for entry in wanted:
+        if entry in devices:
+            names = [entry]
+        elif is_bdf(entry) and normalize_bdf(entry) in by_address:
+            names = by_address[normalize_bdf(entry)]
+        else:
+            missing.append(entry)
+            continue
+        for name in names:
+            if name in named:
+                errors.append("nic_firmware_devices: %s and %s are the same device (%s, %s); give each device once"
+                              % (named[name], entry, name, _address(devices[name]) or "no PCI address"))
+                continue
+            named[name] = entry
+            chosen.append((name, devices[name] or {}))
+    if missing:
+        errors.append("nic_firmware_devices: %s not on this host (its RDMA devices: %s)"
+                      % (", ".join(missing), ", ".join(sorted(devices)) or "none"))
+    for name, device in chosen:
+        if not device.get("pci_address"):
+            errors.append("nic_firmware_devices: %s has no PCI address; mlxconfig configures PCI functions only" % name)
+    return [(name, device) for name, device in sorted(chosen) if device.get("pci_address")]
+
+
 def plan(facts, spec_):
     """``{config, devices, requests, errors}`` for one node from its ``ansible_facts.rdma``."""
     current = spec_["settings"]
@@ -197,38 +292,45 @@ def plan(facts, spec_):
         return {"config": [], "devices": [], "requests": [], "errors": errors, "versions": {}}
     devices = _devices(facts)
     wanted = list(current.get("devices") or [])
-    chosen = []
-    for name in sorted(devices):
-        device = devices[name] or {}
-        if wanted and name not in wanted and device.get("pci_address") not in wanted:
-            continue
-        if not device.get("pci_address"):
-            continue
-        chosen.append((name, device))
-    missing = [w for w in wanted if w not in devices and w not in [d.get("pci_address") for _n, d in chosen]]
-    if missing:
-        errors.append("nic_firmware_devices: %s not on this host (its RDMA devices: %s)"
-                      % (", ".join(missing), ", ".join(sorted(devices)) or "none"))
-    # the functions of one adapter (same domain:bus:device), in function order: port 1, 2
-    adapters = {}
+    chosen = _choose(devices, wanted, errors)
+    # each chosen function's ports, from its own PCI function (never from its position among
+    # the chosen ones); a virtual function is left out (an error when named), a function whose
+    # port cannot be told is refused by name, and two functions claiming one port as well
+    config, managed, owners = [], [], {}
     for name, device in chosen:
-        domain, bus, dev, function = parse_bdf(device["pci_address"])
-        adapters.setdefault((domain, bus, dev), []).append((function, name, device))
-    config = []
-    for key in sorted(adapters):
-        functions = sorted(adapters[key])
-        for index, (function, name, device) in enumerate(functions):
-            ports = device.get("ports") or []
-            link_layer = ports[0].get("link_layer") if ports else None
-            params = params_for(index + 1, link_layer, current)
-            if params:
-                config.append({"device": name, "params": params})
+        ports, why = adapter_ports(name, device)
+        if ports is None:
+            errors.append("nic_firmware: %s (%s): cannot tell which port of its adapter it is: %s; leave it out with "
+                          "nic_firmware_devices" % (name, device.get("pci_address"), why))
+            continue
+        if not ports:
+            if wanted:
+                errors.append("nic_firmware_devices: %s (%s) is %s; its NV parameters are the physical function's"
+                              % (name, device.get("pci_address"), why))
+            continue
+        domain, bus, dev, _function = parse_bdf(device["pci_address"])
+        clash = [owners.get((domain, bus, dev, port)) for port, _layer in ports if (domain, bus, dev, port) in owners]
+        if clash:
+            errors.append("nic_firmware: %s (%s) and %s claim the same adapter port; leave one out with "
+                          "nic_firmware_devices" % (name, device.get("pci_address"), clash[0]))
+            continue
+        for port, _layer in ports:
+            owners[(domain, bus, dev, port)] = name
+        managed.append(name)
+        params = {}
+        for port, link_layer in ports:
+            params.update(params_for(port, link_layer, current))
+        if params:
+            config.append({"device": name, "params": params})
+    if errors:
+        return {"config": [], "devices": managed, "requests": [], "errors": errors, "versions": {},
+                "drift_spec": _drift_spec.node_files(NAME, spec_)}
     requests = []
     if config:
         requests.append({"resource": "mlxconfig", "name": "NV configuration", "state": "merged",
                          "config": config, "options": _mlxconfig_options(current)})
     versions = dict(current.get("versions") or {})
-    return {"config": config, "devices": [n for n, _d in chosen], "requests": requests, "errors": errors,
+    return {"config": config, "devices": managed, "requests": requests, "errors": errors,
             "versions": versions, "drift_spec": _drift_spec.node_files(NAME, spec_)}
 
 

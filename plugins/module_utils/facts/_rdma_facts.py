@@ -290,6 +290,11 @@ def read_rdma_sysfs(subsets):
             if device["pci_address"]:
                 info = read_pci_function(pci_dir, with_link)
                 device["numa_node"], device["pcie"] = info["numa_node"], info["pcie"]
+                # an SR-IOV virtual function: its physical function (the nic_firmware area never
+                # configures a VF); the key is there only for a VF
+                physfn = os.path.join(pci_dir, "physfn")
+                if os.path.islink(physfn) or os.path.isdir(physfn):
+                    device["physfn"] = normalize_bdf(os.path.basename(os.path.realpath(physfn))) or "unknown"
         for port_name in _listdir("class", "infiniband", name, "ports"):
             number = _int(port_name)
             if number is None:

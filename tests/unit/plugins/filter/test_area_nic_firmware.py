@@ -143,3 +143,106 @@ def test_fleet_names_the_nics_off_the_common_version_of_their_psid():
     assert [(r["host"], r["object"], r["expected"], r["actual"]) for r in nic_firmware.fleet(plans)] == [
         ("c", "mlx5_0", "1.2.3 (2 of 3 P1 NICs run it)", "1.2.4")]
     assert nic_firmware.fleet([]) == []
+
+
+# ---------------------------------------------------------------- issue 40: the port follows the PCI function
+
+def _dev(name, bdf, layer, ports=(1,), **more):
+    return dict({"name": name, "pci_address": bdf, "ports": [{"port": p, "link_layer": layer} for p in ports]}, **more)
+
+
+def _plan(found, **over):
+    return area_plan({"devices": dict((d["name"], d) for d in found)}, "nic_firmware", _defaults(**over))
+
+
+def _config(plan):
+    return dict((c["device"], c["params"]) for c in plan["config"])
+
+
+@pytest.mark.parametrize("devices, over", [
+    # function .0 left out by nic_firmware_devices (it is on the other fabric)
+    ([_dev("mlx5_0", "0000:3b:00.0", "InfiniBand"), _dev("mlx5_1", "0000:3b:00.1", "Ethernet")], {"devices": ["mlx5_1"]}),
+    # ... by its PCI address, in lspci's short spelling
+    ([_dev("mlx5_0", "0000:3b:00.0", "InfiniBand"), _dev("mlx5_1", "0000:3b:00.1", "Ethernet")], {"devices": ["3b:00.1"]}),
+    # function .0 is not an RDMA device at all (not in rdma_facts)
+    ([_dev("mlx5_1", "0000:3b:00.1", "Ethernet")], {}),
+])
+def test_function_1_gets_port_2_parameters_when_function_0_is_left_out(devices, over):
+    plan = _plan(devices, gpudirect=False, **over)
+    assert plan["errors"] == []
+    assert _config(plan) == {"mlx5_1": {"LINK_TYPE_P2": "ETH", "ROCE_CC_PRIO_MASK_P2": 8, "CNP_DSCP_P2": 48,
+                                        "CNP_802P_PRIO_P2": 6}}
+    assert not any(name.endswith("_P1") for params in _config(plan).values() for name in params)
+
+
+def test_the_drift_plan_numbers_ports_as_the_role_does():
+    from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas
+    facts = {"rdma": {"devices": {"mlx5_1": _dev("mlx5_1", "0000:3b:00.1", "Ethernet")}}}
+    inputs = _drift_areas.plan_inputs("nic_firmware", _defaults(gpudirect=False), facts, "gpu-01")
+    requests, records = _drift_areas.requests_of([inputs], "gpu-01")
+    assert records == [] and [sorted(c["params"]) for c in requests[0]["config"]] == [
+        ["CNP_802P_PRIO_P2", "CNP_DSCP_P2", "LINK_TYPE_P2", "ROCE_CC_PRIO_MASK_P2"]]
+
+
+def test_virtual_functions_are_never_configured():
+    devices = [_dev("mlx5_0", "0000:3b:00.0", "Ethernet"), _dev("mlx5_1", "0000:3b:00.1", "Ethernet"),
+               # VFs of the same bus and device (ARI numbering), and one on the next device number
+               _dev("mlx5_2", "0000:3b:00.2", "Ethernet", physfn="0000:3b:00.0"),
+               _dev("mlx5_3", "0000:3b:00.3", "Ethernet"),
+               _dev("mlx5_4", "0000:3b:01.0", "Ethernet", physfn="0000:3b:00.0")]
+    plan = _plan(devices, gpudirect=False)
+    assert plan["errors"] == [] and sorted(_config(plan)) == ["mlx5_0", "mlx5_1"]
+    assert sorted(_config(plan)["mlx5_0"]) == ["CNP_802P_PRIO_P1", "CNP_DSCP_P1", "LINK_TYPE_P1", "ROCE_CC_PRIO_MASK_P1"]
+    assert sorted(_config(plan)["mlx5_1"]) == ["CNP_802P_PRIO_P2", "CNP_DSCP_P2", "LINK_TYPE_P2", "ROCE_CC_PRIO_MASK_P2"]
+    assert plan["devices"] == ["mlx5_0", "mlx5_1"]
+    # a VF named is refused by name (its NV parameters are its physical function's)
+    plan = _plan(devices, devices=["mlx5_4"])
+    assert plan["requests"] == [] and len(plan["errors"]) == 1
+    assert plan["errors"][0].startswith("nic_firmware_devices: mlx5_4 (0000:3b:01.0) is a virtual function of 0000:3b:00.0")
+
+
+@pytest.mark.parametrize("device, why", [
+    (_dev("mlx5_1", "0000:3b:00.1", "Ethernet", ports=(1, 2)), "function 1 holds ports 1, 2"),
+    (_dev("mlx5_0", "0000:3b:00.0", "Ethernet", ports=(2,)), "function 0 has port 2"),
+    (_dev("mlx5_0", "not-a-bdf", "Ethernet"), "its PCI address 'not-a-bdf' is not one"),
+])
+def test_a_device_whose_port_cannot_be_told_is_refused_by_name(device, why):
+    plan = _plan([device, _dev("mlx5_5", "0000:5e:00.0", "Ethernet")], devices=[device["name"], "mlx5_5"]
+                 if device["pci_address"] == "not-a-bdf" else [])
+    assert plan["requests"] == [] and plan["config"] == []
+    assert any(e.startswith("nic_firmware") and device["name"] in e and why in e for e in plan["errors"]), plan["errors"]
+
+
+def test_a_function_holding_both_ports_gets_both_ports_parameters():
+    plan = _plan([_dev("mlx4_0", "0000:04:00.0", "InfiniBand", ports=(1, 2))], gpudirect=False, profile="ib")
+    assert plan["errors"] == [] and _config(plan) == {"mlx4_0": {"LINK_TYPE_P1": "IB", "LINK_TYPE_P2": "IB"}}
+
+
+# ---------------------------------------------------------------- issue 40: bad inputs
+
+@pytest.mark.parametrize("wanted", [["mlx5_0", "0000:3b:00.0"], ["0000:3b:00.0", "3b:00.0"]])
+def test_the_same_device_twice_under_two_names_is_refused_by_name(wanted):
+    plan = _plan([_dev("mlx5_0", "0000:3b:00.0", "Ethernet")], devices=wanted)
+    assert plan["requests"] == [] and plan["errors"]
+    assert all("same device" in e and wanted[0] in e and wanted[1] in e for e in plan["errors"]), plan["errors"]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"CNP_DSCP_P1": 64}, "nic_firmware_params.CNP_DSCP_P1='64': CNP_DSCP_P1 is a 6-bit field, 0-63"),
+    ({"CNP_802P_PRIO_P2": 8}, "nic_firmware_params.CNP_802P_PRIO_P2='8': CNP_802P_PRIO_P2 is a 3-bit field, 0-7"),
+    ({"ROCE_CC_PRIO_MASK_P1": 256}, "nic_firmware_params.ROCE_CC_PRIO_MASK_P1='256': ROCE_CC_PRIO_MASK_P1 is a 8-bit field"),
+    ({"MAX_ACC_OUT_READ": 300}, "nic_firmware_params.MAX_ACC_OUT_READ='300': MAX_ACC_OUT_READ is a 8-bit field"),
+    ({"LINK_TYPE_P1": 7}, "nic_firmware_params.LINK_TYPE_P1='7': LINK_TYPE_P1 takes one of IB(1), ETH(2), VPI(3)"),
+    ({"LINK_TYPE_P2": "ETHERNET"}, "nic_firmware_params.LINK_TYPE_P2='ETHERNET': LINK_TYPE_P2 takes one of"),
+    ({"ATS_ENABLED": 2}, "nic_firmware_params.ATS_ENABLED='2': ATS_ENABLED takes one of False(0), True(1)"),
+    ({"LINK_TYPE_P3": "ETH"}, "nic_firmware_params.LINK_TYPE_P3='ETH': LINK_TYPE_P3 names port 3"),
+])
+def test_raw_parameters_get_the_typed_checks_of_the_same_setting(params, message):
+    errors = area_errors(_defaults(params=params), "nic_firmware")
+    assert len(errors) == 1 and errors[0].startswith(message), errors
+
+
+@pytest.mark.parametrize("record", ["/var/lib/../../etc/cron.d/x", "/var/lib/rdma-fabric/../x.json", "/.."])
+def test_a_boot_record_path_with_dot_dot_is_refused(record):
+    errors = area_errors(_defaults(boot_record=record), "nic_firmware")
+    assert errors == ["nic_firmware_boot_record=%r: expected an absolute path without '..' (or empty)" % record]
