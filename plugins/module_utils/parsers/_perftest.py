@@ -27,6 +27,25 @@ of each line back to 4.4 / 2.x where the layout changed:
 * 24.07 (commit 1d202bb) renamed the bandwidth label ``MB/sec`` to ``MiB/sec``; the figure
   did not change: both are 2**20 bytes per second. ``gbps`` converts accordingly.
 
+* Accelerator memory (``--use_cuda[=N]``, ``--use_cuda_bus_id``, ``--use_cuda_dmabuf``, ``--use_rocm``,
+  ``--use_rocm_dmabuf``, ``--use_mlu``, ``--use_musa``, ``--use_neuron``, ``--use_hl``,
+  ``--use_opencl``, ``--use_ib_dm_dmabuf``, ``--mmap``): ``src/cuda_memory.c``, ``rocm_memory.c``,
+  ``mlu_memory.c``, ``musa_memory.c``, ``neuron_memory.c``, ``hl_memory.c``, ``opencl_memory.c``,
+  ``dm_memory.c``, ``mmap_memory.c``, ``host_memory.c`` (4.5-0.x to 26.04; before 4.5 the CUDA code
+  sat in ``perftest_resources.c``: ``There are N devices supporting CUDA, picking first...``). Their
+  set-up lines come before the header, their teardown lines (``deallocating [RX ]GPU buffer ..``,
+  ``destroying current CUDA Ctx``) after the table; the DMA-BUF registration line ``Calling
+  ibv_reg_dmabuf_mr(...) for QP #N`` (``perftest_resources.c``) too. The formats are listed in
+  ``_ACCEL_FORMATS`` (union over every tag) and matched exactly; the result's ``accelerator`` is
+  None for host memory, else ``{"kind": "CUDA"|"ROCm"|..., "device_name", "dmabuf", "lines"}``.
+  The inline-size notice (``Perftest doesn't supports CUDA|device memory|MLU tests with inline
+  messages: inline size set to 0``, worded per version) is a notice, not an error; the accelerator's
+  failure lines (``cuMemAlloc error=N``, ``Couldn't init GPU context``, ``DMA-BUF is not supported
+  on this GPU`` ...) also go to ``errors``.
+* rdma_cm (``-R``): ``Data ex. method : rdma_cm`` (`` \tTOS    : N`` with ``--tos``); the server
+  prints `` Waiting for client rdma_cm QP to connect`` / `` Please run the same command with the
+  IB/RoCE interface IP`` between dash lines; ``RDMA CM event error:`` / ``Event: X; error: N.``.
+
 Every line must be one perftest (or the verbs library it runs on) can print; a line that
 looks like one of perftest's structured lines but does not fit its format, or a line of
 unrelated text, raises ``ValueError`` naming the line. Message lines (warnings, errors,
@@ -68,7 +87,7 @@ _SETTINGS = {
     "Dual-port": _ONOFF, "Device": r"\S+", "Number of qps": _INT, "Transport type": r"IB|IW|Unknown",
     "Connection type": r"RC|UC|UD|RawEth|XRC|DC|SRD", "Using SRQ": _ONOFF,
     "PCIe relax order": r"ON|OFF|Unsupported", "Lock-free": r"ON|OFF|Unsupported",
-    "ibv_wr* API": _ONOFF, "Using Enhanced Reorder": _ONOFF, "TX depth": _INT, "Post List": _INT,
+    "ibv_wr* API": _ONOFF, "Using Enhanced Reorder": _ONOFF, "Using DDP": _ONOFF, "TX depth": _INT, "Post List": _INT,
     "Recv Post List": _INT, "RX depth": _INT, "DCS num streams": _INT, "DCS active num streams": _INT,
     "Number of data encryption keys": _INT, "Block Size": _INT, "CQ Moderation": _INT,
     "CQE Poll Batch": r"\d+|Dynamic", "Mtu": _SIZE, "Link type": r"IB|Ethernet|Unknown",
@@ -106,7 +125,7 @@ _BENIGN = re.compile(
     r"^(?:\*{20,}|\* Waiting for client to connect\.\.\. \*| Waiting for client rdma_cm QP to connect"
     r"| Please run the same command with the IB/RoCE interface IP| MultiCast runs on UD!"
     r"| Test with events\. Using \S+_comp\d+| Client closed connection| ?(?:Local|Remote) results: ?"
-    r"|#, (?:usec|cycles)|\d+, \S+)$")
+    r"|#, (?:usec|cycles)|\d+, \S+| Waiting \d+ seconds before releasing resources\.\.\.| ?User stopped traffic)$")
 # Leading words of perftest's message lines (fprintf/printf strings in src/*.c), of libibverbs
 # and of the mlx providers. Matched after optional leading blanks.
 _MESSAGE = re.compile(
@@ -116,7 +135,190 @@ _MESSAGE = re.compile(
     r"|Unexpected|unexpected|rdma_\w+|ethernet_\w+|pp_\w+:|scnt=|rcnt=|Test exited|Found Incompatibility|Please |Using SRQ"
     r"|Using Connectionless|mac_fwd|No |Not |Note|out_reads|Port number|The |Data validation|VALIDATION|Skipping|Parser function"
     r"|Assertion|Unsupported|Unknown|Requested mtu|Set |Assigned|libibverbs:|mlx\d+:|mlx\d+_\w+:|ibv_\w+"
+    r"|RDMA CM event error:|Event: \w+; error: -?\d+\.|(?:CUDA|ROCm|MLU|MUSA|Neuron) DMA-BUF cannot|CUDA MEM TYPE"
+    r"|CUDA Memory type|(?:CUDA|MUSA) PCIe mapping|OpenCL platform ID|OPENCL flag|DMABUF (?:must|requested)|OFED stack"
+    r"|You cannot use|On CUDA send latency|Scatter2CQE|GPU touch|Accelerated verbs|Data validation|Validation"
     r"|[0-9a-f]{8}(?: [0-9a-f]{8}){3}$)")
+
+# Accelerator (GPU) memory lines, as perftest's printf formats (src/cuda_memory.c, rocm_memory.c,
+# neuron_memory.c, hl_memory.c, mlu_memory.c, musa_memory.c, opencl_memory.c, dm_memory.c,
+# mmap_memory.c, host_memory.c since 4.5-0.x / 2021; before that the CUDA, ROCm and mmap code sat in
+# perftest_resources.c), union over every tag from V4.1 to 26.04. (kind, role, format): role
+# "setup" and "teardown" lines are kept in result["accelerator"]["lines"], "error" lines also go to
+# result["errors"]. A format without a trailing newline can run into the next printed text.
+_ACCEL_FORMATS = (
+    # the inline-size notice of device memory runs (perftest_parameters.c force_dependecies /
+    # ctx_set_max_inline), worded per version: "CUDA tests" (4.5 .. 26.04.17), "device memory tests"
+    # (master after 26.04.17, CUDA and MUSA), "MLU tests"; the send_lat variant of 24.x. Not an error.
+    ("CUDA", "notice", "Perftest doesn't supports CUDA tests with inline messages: inline size set to 0\n"),
+    (None, "notice", "Perftest doesn't supports device memory tests with inline messages: inline size set to 0\n"),
+    ("MLU", "notice", "Perftest doesn't supports MLU tests with inline messages: inline size set to 0\n"),
+    ("CUDA", "notice", "On CUDA send latency test the message size must be greater than inline_size: inline size set to 0\n"),
+    # CUDA (cuda_memory.c; perftest_resources.c before 4.5)
+    ("CUDA", "setup", "initializing CUDA\n"),
+    ("CUDA", "setup", "Listing all CUDA devices in system:\n"),
+    ("CUDA", "setup", "CUDA device %d: PCIe address is %02X:%02X\n"),
+    ("CUDA", "setup", "Picking device No. %d\n"),
+    ("CUDA", "setup", "There is 1 device supporting CUDA\n"),
+    ("CUDA", "setup", "There are %d devices supporting CUDA, picking first...\n"),
+    ("CUDA", "setup", "Finding PCIe BUS %s\n"),
+    ("CUDA", "setup", "Picking GPU number %d\n"),
+    ("CUDA", "setup", "[pid = %d, dev = %d] device name = [%s]\n"),
+    ("CUDA", "setup", "creating CUDA Ctx\n"),
+    ("CUDA", "setup", "making it the current CUDA Ctx\n"),
+    ("CUDA", "setup", "CUDA device integrated: %X\n"),
+    ("CUDA", "setup", "cuMemAlloc() of a %lu bytes GPU buffer\n"),
+    ("CUDA", "setup", "cuMemAllocHost() of a %lu bytes GPU buffer\n"),
+    ("CUDA", "setup", "allocated GPU buffer address at %016llx pointer=%p\n"),
+    ("CUDA", "setup", "allocated GPU buffer address at %p\n"),
+    ("CUDA", "setup", "using DMA-BUF for GPU buffer address at %#llx aligned at %#llx with aligned size %zu\n"),
+    ("CUDA", "setup", "Host allocation selected, calling memalign allocator for %lu bytes with %d page size\n"),
+    ("CUDA", "setup", "allocated GPU buffer of a %lu address at %p for type %s\n"),
+    ("CUDA", "setup", "Starting GPU touching process\n"),
+    ("CUDA", "teardown", "stopping CUDA gpu touch running kernel\n"),
+    ("CUDA", "teardown", "deallocating RX GPU buffer\n"),
+    ("CUDA", "teardown", "deallocating RX GPU buffer %016llx\n"),
+    ("CUDA", "teardown", "deallocating GPU buffer %016llx\n"),
+    ("CUDA", "teardown", "destroying current CUDA Ctx\n"),
+    ("CUDA", "error", "cuInit(0) returned %d\n"),
+    ("CUDA", "error", "cuDeviceGetCount() returned %d\n"),
+    ("CUDA", "error", "There are no available device(s) that support CUDA\n"),
+    ("CUDA", "error", "No such device ID (%d) exists in system\n"),
+    ("CUDA", "error", "cuCtxCreate() error=%d\n"),
+    ("CUDA", "error", "cuCtxCreate_v2() error=%d\n"),
+    ("CUDA", "error", "cuCtxSetCurrent() error=%d\n"),
+    ("CUDA", "error", "cuMemAlloc error=%d\n"),
+    ("CUDA", "error", "cuMemAllocHost error=%d\n"),
+    ("CUDA", "error", "cuMemAllocManaged error=%d\n"),
+    ("CUDA", "error", "cuMemGetHandleForAddressRange error=%d\n"),
+    ("CUDA", "error", "cuDeviceGetByPCIBusId failed with error: %d; Failed to get PCI Bus ID (%s)\n"),
+    ("CUDA", "error", "We have an error from cuDeviceGetByPCIBusId: %d\n"),
+    ("CUDA", "error", "Couldn't init GPU context: %d\n"),
+    ("CUDA", "error", "Couldn't init GPU context\n"),
+    ("CUDA", "error", "DMA-BUF is not supported on this GPU\n"),
+    ("CUDA", "error", "CUDA driver version %d.%d does not support CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE\n"),
+    ("CUDA", "error", "support for CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE is missing\n"),
+    ("CUDA", "error", "Failed to load CUDA library dynamically\n"),
+    ("CUDA", "error", "GPU touch not available in kernel plugin\n"),
+    ("CUDA", "error", "init_gpu_stop_flag() error=%d\n"),
+    ("CUDA", "error", "memalign error=%d\n"),
+    ("CUDA", "error", "invalid CUDA memory type\n"),
+    # ROCm (rocm_memory.c; perftest_resources.c before 4.5)
+    ("ROCm", "setup", "Using ROCm Device with ID: %d, Name: %s, PCI Bus ID: 0x%x, GCN Arch: %s\n"),
+    ("ROCm", "setup", "dmabuf export addr %p %zu to dmabuf fd %d offset %lu\n"),
+    ("ROCm", "setup", "using DMA-BUF for GPU buffer address at %p aligned at %p with aligned size %zu\n"),
+    ("ROCm", "setup", "allocated %lu bytes of GPU buffer at %p\n"),
+    ("ROCm", "teardown", "deallocating GPU buffer %p\n"),
+    ("ROCm", "error", "hipDeviceGetCount() returned %d\n"),
+    ("ROCm", "error", "Requested ROCm device %d but found only %d device(s)\n"),
+    ("ROCm", "error", "Couldn't initialize ROCm device\n"),
+    ("ROCm", "error", "hipMalloc error=%d\n"),
+    ("ROCm", "error", "failed to export dmabuf handle for addr %p / %zu"),
+    ("ROCm", "error", "could not get kernel name"),
+    ("ROCm", "error", "could not open kernel conf file %s error: %m"),
+    ("ROCm", "error", "could not verify dmabuf support from kernel "),
+    # Cambricon MLU (mlu_memory.c)
+    ("MLU", "setup", "initializing MLU\n"),
+    ("MLU", "setup", "Listing all MLU devices in system:\n"),
+    ("MLU", "setup", "MLU device %d: PCIe address is %02X:%02X\n"),
+    ("MLU", "setup", "[pid = %d, dev = %ld] device name = [%s]\n"),
+    ("MLU", "setup", "creating MLU Ctx\n"),
+    ("MLU", "setup", "making it the current MLU Ctx\n"),
+    ("MLU", "setup", "cnMalloc() of a %lu bytes MLU buffer\n"),
+    ("MLU", "setup", "using DMA-BUF for MLU buffer address at %#lx aligned at %#lx with aligned size %zu\n"),
+    ("MLU", "setup", "allocated %lu bytes of MLU buffer at %ld\n"),
+    ("MLU", "teardown", "deallocating MLU buffer %016lx\n"),
+    ("MLU", "teardown", "destroying current MLU Ctx\n"),
+    ("MLU", "error", "cnInit(0) returned %d\n"),
+    ("MLU", "error", "cnDeviceGetCount() returned %d\n"),
+    ("MLU", "error", "There are no available device(s) that support MLU\n"),
+    ("MLU", "error", "cnCtxCreate() error=%d\n"),
+    ("MLU", "error", "cnCtxSetCurrent() error=%d\n"),
+    ("MLU", "error", "cnMalloc error=%d\n"),
+    ("MLU", "error", "cnMemGetHandleForAddressRange error=%d\n"),
+    ("MLU", "error", "Couldn't initialize mlu device : %d\n"),
+    ("MLU", "error", "DMA-BUF is not supported on this MLU\n"),
+    # Moore Threads MUSA (musa_memory.c)
+    ("MUSA", "setup", "initializing MUSA\n"),
+    ("MUSA", "setup", "Listing all MUSA devices in system:\n"),
+    ("MUSA", "setup", "MUSA device %d: PCIe address is %02X:%02X\n"),
+    ("MUSA", "setup", "creating MUSA Ctx\n"),
+    ("MUSA", "setup", "making it the current MUSA Ctx\n"),
+    ("MUSA", "setup", "MUSA device integrated: %X\n"),
+    ("MUSA", "setup", "allocated MUSA buffer of %lu bytes at %p\n"),
+    ("MUSA", "teardown", "destroying current MUSA Ctx\n"),
+    ("MUSA", "error", "muInit(0) returned %d\n"),
+    ("MUSA", "error", "muDeviceGetCount() returned %d\n"),
+    ("MUSA", "error", "There are no available device(s) that support MUSA\n"),
+    ("MUSA", "error", "muCtxCreate() error=%d\n"),
+    ("MUSA", "error", "muCtxSetCurrent() error=%d\n"),
+    ("MUSA", "error", "muMemAlloc error=%d\n"),
+    ("MUSA", "error", "muMemAllocHost error=%d\n"),
+    ("MUSA", "error", "muMemGetHandleForAddressRange error=%d\n"),
+    ("MUSA", "error", "muDeviceGetByPCIBusId failed with error: %d; Failed to get PCI Bus ID (%s)\n"),
+    ("MUSA", "error", "support for MU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE is missing\n"),
+    ("MUSA", "error", "Failed to load MUSA library dynamically\n"),
+    # AWS Neuron (neuron_memory.c)
+    ("Neuron", "setup", "NEURON_RT_VISIBLE_CORES is not set, setting to %d\n"),
+    ("Neuron", "setup", "NEURON_RT_VISIBLE_CORES is set to %s, core id will be used relatively\n"),
+    ("Neuron", "error", "Couldn't initialize Neuron device\n"),
+    ("Neuron", "error", "Can't allocate Neuron memory, max tensors reached\n"),
+    ("Neuron", "error", "nrt_tensor_allocate_error =%d\n"),
+    ("Neuron", "error", "Failed to get va for the allocated tensor\n"),
+    ("Neuron", "error", "Unable to retrieve dmabuf fd of Neuron device buffer\n"),
+    # Habana Gaudi (hl_memory.c)
+    ("HL", "setup", "Allocated %lu bytes of accelerator buffer at %p on fd %d\n"),
+    ("HL", "error", "Failed to export dmabuf. sz[%lu] ptr[%p] err[%d]\n"),
+    # OpenCL (opencl_memory.c)
+    ("OpenCL", "teardown", "destroying current OpenCL ctx\n"),
+    ("OpenCL", "error", "clGetPlatformIDs returned %d\n"),
+    ("OpenCL", "error", "clGetDeviceIDs returned %d\n"),
+    ("OpenCL", "error", "clCreateContext returned %d\n"),
+    ("OpenCL", "error", "clSVMAlloc failed\n"),
+    # device memory exported as DMA-BUF (dm_memory.c) and mmap'd files (mmap_memory.c)
+    ("DM", "setup", "Opened IB device %s for device memory\n"),
+    ("DM", "setup", "Allocated %lu bytes of device memory\n"),
+    ("DM", "setup", "Exported DM as dmabuf fd %d\n"),
+    ("mmap", "setup", "allocated mmap buffer of size %zu at %p\n"),
+    ("host", "setup", "[HOST_MEMORY] Allocated %lu bytes using %s pages\n"),
+    ("host", "setup", "[HOST_MEMORY] %s pages not available, trying next...\n"),
+    # registration of a DMA-BUF memory region (perftest_resources.c, 4.5-0.x+), any accelerator
+    (None, "setup", "Calling ibv_reg_dmabuf_mr(offset=%lu, size=%lu, addr=%p, fd=%d) for QP #%d\n"),
+    (None, "setup", "Calling ibv_reg_mr_ex with dmabuf(offset=%lu, size=%lu, addr=%p, fd=%d) for QP #%d\n"),
+    (None, "setup", "Calling mlx5dv_reg_dmabuf_mr(offset=%lu, size=%lu, addr=%p, fd=%d) for QP #%d\n"),
+    (None, "setup", "Using data direct device at /sys%s\n"),
+)
+_CONV = {"d": r"-?\d+", "ld": r"-?\d+", "lu": r"\d+", "zu": r"\d+", "zd": r"-?\d+", "u": r"\d+",
+         "X": r"[0-9A-F]+", "02X": r"[0-9A-F]{2,}", "x": r"[0-9a-f]+", "016llx": r"[0-9a-f]{16,}",
+         "016lx": r"[0-9a-f]{16,}", "#llx": r"(?:0x[0-9a-f]+|0)", "#lx": r"(?:0x[0-9a-f]+|0)",
+         "p": r"(?:0x[0-9a-f]+|\(nil\))", "s": r".*?", "m": r".*?"}
+
+
+def _printf_regex(fmt):
+    """A printf format (the conversions perftest uses) -> an anchored regex of what it prints."""
+    out, pos = [], 0
+    body = fmt.lstrip("\n")
+    ends = body.endswith("\n")
+    body = body.rstrip("\n")
+    for m in re.finditer(r"%(#?0?\d*(?:ll|l|z)?[dupxXsm])", body):
+        out.append(re.escape(body[pos:m.start()]))
+        out.append(_CONV[m.group(1)])
+        pos = m.end()
+    out.append(re.escape(body[pos:]))
+    return re.compile("^" + "".join(out) + (r"\s*$" if ends else r".*$"))
+
+
+_ACCEL = tuple((kind, role, _printf_regex(fmt)) for kind, role, fmt in _ACCEL_FORMATS)
+_ACCEL_NAME = re.compile(r"device name = \[(?P<name>.*)\]$|^Using ROCm Device with ID: \d+, Name: (?P<rocm>.*?), PCI Bus ID")
+
+
+def _accelerator(line):
+    """(kind, role) when the line is one of the accelerator memory lines, else None."""
+    for kind, role, regex in _ACCEL:
+        if regex.match(line):
+            return kind, role
+    return None
+
 
 _TIMESTAMP = re.compile(
     r"^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
@@ -159,7 +361,7 @@ def gbps(value, units):
 def _empty():
     return {"test": None, "kind": None, "version": None, "device": None, "ib_port": None, "link_type": None,
             "gid_index": None, "units": None, "rows": [], "errors": [], "local": None, "remote": None,
-            "settings": {}, "value": None}
+            "settings": {}, "value": None, "accelerator": None}
 
 
 def _refuse(line, why):
@@ -329,6 +531,11 @@ def parse(text):
         if _BENIGN.match(line):
             seen = True
             continue
+        acc = _accelerator(line)
+        if acc is not None:
+            _note_accelerator(res, acc, line)
+            seen = True
+            continue
         if _MESSAGE.match(line):
             res["errors"].append(line.rstrip())
             seen = True
@@ -339,6 +546,23 @@ def parse(text):
         raise ValueError("no perftest output: none of the lines is one perftest prints")
     _finish(res)
     return res
+
+
+def _note_accelerator(res, acc, line):
+    kind, role = acc
+    info = res["accelerator"]
+    if info is None:
+        info = res["accelerator"] = {"kind": None, "device_name": None, "dmabuf": False, "lines": []}
+    if kind is not None and kind not in ("mmap", "host") and info["kind"] is None:
+        info["kind"] = kind
+    m = _ACCEL_NAME.search(line)
+    if m and info["device_name"] is None:
+        info["device_name"] = m.group("name") or m.group("rocm")
+    if "DMA-BUF for" in line or "dmabuf" in line.lower() and role == "setup":
+        info["dmabuf"] = True
+    info["lines"].append(line.rstrip())
+    if role == "error":
+        res["errors"].append(line.rstrip())
 
 
 def _finish(res):

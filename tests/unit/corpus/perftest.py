@@ -8,7 +8,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perfte
 
 TOOL = "perftest (ib_write_bw, ib_write_lat, ib_read_bw, ib_send_bw)"
 PARSER = "_perftest.parse"
-VERSIONS = "perftest 2.x (2014), 4.x, 5.60 - 25.x; MB/sec and Gb/sec; IB and RoCE (bond, rdma_cm)"
+VERSIONS = "perftest 2.x (2014), 4.x, 5.60 - 26.x; MB/sec and Gb/sec; IB and RoCE (bond, rdma_cm); CUDA (peermem, DMA-BUF), ROCm"
 # perftest's error outputs are read, not refused: the lines go to result["errors"] (the acceptance
 # role reports them), so no sample is expected to be refused.
 EXPECT_REFUSED = {}

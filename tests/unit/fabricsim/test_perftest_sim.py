@@ -274,8 +274,38 @@ def test_cuda_on_gpu_nodes(nodes):
                                                                       "--report_gbits", "-F"])
     assert (src, crc) == (0, 0), (serr, cerr)
     assert "\nPicking device No. 0\n" in cout and "using DMA-BUF for GPU buffer address" in cout
-    assert "Perftest doesn't supports device memory tests with inline messages: inline size set to 0\n" in cout
+    # perftest 26.04.17's wording (the "device memory tests" wording is newer, master after the tag)
+    assert "Perftest doesn't supports CUDA tests with inline messages: inline size set to 0\n" in cout
+    assert re.search(r"^Calling ibv_reg_dmabuf_mr\(offset=0, size=\d+, addr=0x[0-9a-f]+, fd=\d+\) for QP #0$", cout, re.M)
+    assert re.search(r"\n-{87}\ndeallocating GPU buffer [0-9a-f]{16}\ndestroying current CUDA Ctx\n$", cout)
     assert bw_avg(cout) >= 380
+    try:
+        from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
+    except ImportError:     # pragma: no cover
+        return
+    for text in (cout, sout):
+        parsed = _perftest.parse(text)
+        assert parsed["rows"] and parsed["accelerator"]["kind"] == "CUDA" and parsed["accelerator"]["dmabuf"]
+        assert parsed["errors"] == []
+    assert _perftest.gbps(_perftest.parse(cout)["rows"][-1]["bw_average"], "Gb/sec") == bw_avg(cout)
+
+
+def test_rdma_cm_server_hint(nodes):
+    """-R: 'rdma_cm QPs : ON', 'Data ex. method : rdma_cm'; the server prints its waiting hint
+    (ctx_print_test_info); perftest's parser reads both sides."""
+    a, b = nodes()
+    (sout, serr, src), (cout, cerr, crc) = pair(a, b, "ib_write_bw", ["-d", "mlx5_0", "-R", "--report_gbits"])
+    assert (src, crc) == (0, 0), (serr, cerr)
+    assert " rdma_cm QPs\t : ON\n Data ex. method : rdma_cm\n" + "-" * 87 + "\n Waiting for client rdma_cm QP to connect\n" \
+        " Please run the same command with the IB/RoCE interface IP\n" in sout
+    assert " Waiting for client rdma_cm QP" not in cout and " Data ex. method : rdma_cm\n" in cout
+    try:
+        from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
+    except ImportError:     # pragma: no cover
+        return
+    for text in (sout, cout):
+        parsed = _perftest.parse(text)
+        assert parsed["rows"] and parsed["settings"]["Data ex. method"] == "rdma_cm" and parsed["accelerator"] is None
 
 
 def test_duration_and_out_json(nodes):

@@ -151,7 +151,8 @@ def parse_args(tool, args):
          "port": DEF_PORT, "size": 65536 if kind == "bw" else 2, "iters": 5000 if kind == "bw" else 1000,
          "iters_set": False, "duration": None, "qps": 1, "all": False, "gbits": False, "cuda": None,
          "dmabuf": False, "out_json": False, "json_file": "perftest_out.json", "host": None,
-         "noPeak": False, "bidir": False, "help": False, "version": False, "warnings": []}
+         "noPeak": False, "bidir": False, "help": False, "version": False, "warnings": [], "rdma_cm": False,
+         "comm_rdma_cm": False}
     positional = []
     i = 0
     opts = []
@@ -235,6 +236,10 @@ def parse_args(tool, args):
             p["cuda"] = _num(val, "CUDA device", tool)
         elif key == "use_cuda_dmabuf":
             p["dmabuf"] = True
+        elif key == "R":
+            p["rdma_cm"] = True
+        elif key == "z":
+            p["comm_rdma_cm"] = True
         elif key == "out_json":
             p["out_json"] = True
         elif key == "out_json_file":
@@ -316,7 +321,8 @@ def local_side(ctx, p):
                    " Couldn't get context for the device\n" % (p["ib_port"], word))
     out = []
     if p["cuda"] is not None:
-        out.append("Perftest doesn't supports device memory tests with inline messages: inline size set to 0\n")
+        # perftest_parameters.c ctx_set_max_inline at 26.04.17 ("device memory tests" only after it, on master)
+        out.append("Perftest doesn't supports CUDA tests with inline messages: inline size set to 0\n")
     eth = port["link_layer"] == "Ethernet"
     gids = dict((g[0], g) for g in prof.gids(nic, port))
     gid_index = p["gid_index"]
@@ -355,7 +361,7 @@ def local_side(ctx, p):
         "lid": 0 if eth else int(port.get("lid", 0)), "gid_index": gid_index,
         "gid": _gid_raw(entry), "gid_type": entry[2] if entry else None, "net": net, "mtu": mtu,
         "numa": prof.numa_of(nic["bdf"]), "rail_factor": factor, "pfc_mismatch": pfc_mismatch(ctx, port),
-        "gpu": gpu, "cuda": p["cuda"], "dmabuf": p["dmabuf"], "params": dict(
+        "gpu": gpu, "cuda": p["cuda"], "dmabuf": p["dmabuf"], "rdma_cm": p["rdma_cm"], "params": dict(
             (k, p[k]) for k in ("tool", "size", "iters", "duration", "qps", "all", "noPeak", "kind")),
         "pre_out": "".join(out), "version": VERSION,
     }
@@ -397,13 +403,23 @@ def cuda_banner(side, pid=None):
     return "".join(lines)
 
 
+def gpu_addr(side, rng):
+    return 0x7f0000000000 + (rng.getrandbits(28) << 12)
+
+
 def cuda_alloc(side, size, rng):
-    addr = 0x7f0000000000 + (rng.getrandbits(28) << 12)
+    """cuda_memory.c cuda_memory_allocate_buffer at 26.04.17, then the DMA-BUF registration line of
+    perftest_resources.c create_single_mr. The ``%p`` of "allocated GPU buffer of a .." is the address
+    of perftest's local pointer (a stack address), not the GPU address: printed as the code does."""
+    addr = gpu_addr(side, rng)
     buf = max(size, 65536) * 2 * side["params"]["qps"]
     out = []
     if side["dmabuf"]:
         out.append("using DMA-BUF for GPU buffer address at %#x aligned at %#x with aligned size %d\n" % (addr, addr, buf))
-    out.append("allocated GPU buffer of a %d address at %s for type CUDA_MEM_DEVICE\n" % (buf, hex(addr)))
+    out.append("allocated GPU buffer of a %d address at %#x for type CUDA_MEM_DEVICE\n"
+               % (buf, 0x7ffc00000000 + (rng.getrandbits(24) << 4)))
+    if side["dmabuf"]:
+        out.append("Calling ibv_reg_dmabuf_mr(offset=0, size=%d, addr=%#x, fd=%d) for QP #0\n" % (buf, addr, 5 + rng.getrandbits(2)))
     return "".join(out)
 
 
@@ -527,8 +543,13 @@ def header(p, me, role):
     if kind == "lat" and me["cuda"] is None:
         inline = 220 if p["verb"] == "RDMA_Write" else 236
     lines.append(" Max inline data : %d[B]\n" % inline)
-    lines.append(" rdma_cm QPs\t : OFF\n")
-    lines.append(" Data ex. method : Ethernet\n")
+    # ctx_print_test_info: -R connects the QPs with rdma_cm (and exchanges over it), -z only exchanges;
+    # an rdma_cm server prints its waiting hint inside the settings block
+    lines.append(" rdma_cm QPs\t : %s\n" % ("ON" if p.get("rdma_cm") else "OFF"))
+    lines.append(" Data ex. method : %s\n" % ("rdma_cm" if p.get("rdma_cm") or p.get("comm_rdma_cm") else "Ethernet"))
+    if p.get("rdma_cm") and role == "server":
+        lines += [RESULT_LINE, " Waiting for client rdma_cm QP to connect\n",
+                  " Please run the same command with the IB/RoCE interface IP\n"]
     if me["numa"] is not None and me["numa"] >= 0:
         lines.append(" NUMA node       : %d\n" % me["numa"])
     lines.append(RESULT_LINE)
@@ -753,7 +774,9 @@ def session(role, p, me, sock):
     if p["out_json"] and rows:
         write_json(run, me, rows[-1], p["gbits"])
     if me["cuda"] is not None:
-        out.append("destroying current CUDA Ctx\n")
+        # destroy_ctx: cuda_memory_free_buffer, then cuda_memory_destroy (free_gpu)
+        addr = gpu_addr(me, random.Random(_seed(server, client, "cuda", role)))
+        out.append("deallocating GPU buffer %016x\ndestroying current CUDA Ctx\n" % addr)
     return "".join(out), "", 0
 
 

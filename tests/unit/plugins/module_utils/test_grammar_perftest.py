@@ -142,3 +142,78 @@ def test_near_misses_are_refused(case, bad):
 def test_no_perftest_lines_is_refused(text):
     with pytest.raises(ValueError):
         _perftest.parse(text)
+
+
+# --- accelerator (GPU) memory lines: drawn from perftest's own printf formats -------------------
+_FILL = {"d": st.integers(0, 99999).map(str), "ld": st.integers(0, 99999).map(str), "u": st.integers(0, 9999).map(str),
+         "lu": st.integers(0, 2 ** 40).map(str), "zu": st.integers(0, 2 ** 40).map(str), "zd": st.integers(0, 2 ** 40).map(str),
+         "X": st.integers(0, 255).map(lambda v: "%X" % v), "02X": st.integers(0, 255).map(lambda v: "%02X" % v),
+         "x": st.integers(0, 2 ** 16).map(lambda v: "%x" % v),
+         "016llx": st.integers(0, 2 ** 48).map(lambda v: "%016x" % v), "016lx": st.integers(0, 2 ** 48).map(lambda v: "%016x" % v),
+         "#llx": st.integers(0, 2 ** 48).map(lambda v: "%#x" % v), "#lx": st.integers(0, 2 ** 48).map(lambda v: "%#x" % v),
+         "p": st.one_of(st.integers(1, 2 ** 48).map(hex), st.just("(nil)")),
+         "s": st.from_regex(r"\A[A-Za-z0-9 :+_./-]{0,24}\Z"), "m": st.just("No such file or directory")}
+
+
+@st.composite
+def accel_line(draw, roles=("setup", "teardown", "notice", "error")):
+    """One line printed by perftest's accelerator code: a format of _ACCEL_FORMATS, conversions filled."""
+    import re
+    kind, role, fmt = draw(st.sampled_from([f for f in _perftest._ACCEL_FORMATS if f[1] in roles]))
+    out, pos, body = [], 0, fmt.lstrip("\n").rstrip("\n")
+    for m in re.finditer(r"%(#?0?\d*(?:ll|l|z)?[dupxXsm])", body):
+        out.append(body[pos:m.start()])
+        out.append(draw(_FILL[m.group(1)]))
+        pos = m.end()
+    out.append(body[pos:])
+    return role, "".join(out)
+
+
+@SET
+@given(bw_outputs(), st.lists(accel_line(("setup", "notice")), max_size=12),
+       st.lists(accel_line(("teardown",)), max_size=4), st.booleans())
+def test_gpu_memory_lines_do_not_change_the_figures(case, before, after, blank_picking):
+    """Accelerator set-up lines before the header and teardown lines after the table (any version,
+    any accelerator) are accepted and the figures read are those of the same table without them."""
+    text, _want = case
+    plain = _perftest.parse(text)
+    pre = "".join(("\n" if blank_picking and line.startswith("Picking device") else "") + line + "\n" for dummy, line in before)
+    post = "".join(line + "\n" for dummy, line in after)
+    res = _perftest.parse(pre + text + post)
+    assert res["rows"] == plain["rows"] and res["units"] == plain["units"] and res["test"] == plain["test"]
+    assert res["errors"] == plain["errors"]
+    if before or after:
+        assert res["accelerator"]["lines"] == [line.rstrip() for dummy, line in before + after]
+    else:
+        assert res["accelerator"] is None
+
+
+@SET
+@given(bw_outputs(), accel_line(("error",)))
+def test_gpu_failure_lines_are_errors(case, failure):
+    text, _want = case
+    dummy, line = failure
+    res = _perftest.parse(line + "\n" + text)
+    assert res["errors"] == [line.rstrip()] and res["accelerator"]["lines"] == [line.rstrip()]
+
+
+@SET
+@given(bw_outputs(), st.sampled_from([
+    "initializing CUDA now",                                   # a known line with a tail it never has
+    "CUDA device 0: PCIe address is 17",                       # cut short
+    "Picking device No. zero",
+    "allocated GPU buffer address at 7f3fa4000000 pointer=",  # %016llx is 16 digits at least
+    "destroying current GPU Ctx",
+    "[pid = 12, dev = 0] device name = NVIDIA A30",
+]))
+def test_gpu_near_misses_are_refused(case, bad):
+    text, _want = case
+    with pytest.raises(ValueError):
+        _perftest.parse(bad + "\n" + text)
+
+
+def test_gpu_lines_alone_are_perftest_output():
+    """A server killed while it waits after its CUDA set-up printed only perftest's lines: read, no rows."""
+    res = _perftest.parse("initializing CUDA\nListing all CUDA devices in system:\nCUDA device 0: PCIe address is 17:00\n"
+                          "\nPicking device No. 0\n")
+    assert res["rows"] == [] and res["accelerator"]["kind"] == "CUDA"

@@ -336,3 +336,57 @@ def test_generated_outputs_behind_launchers(case, prefix):
     text, want = case
     wrapped = "".join(prefix + line for line in text.splitlines(True))
     assert pt.parse(wrapped)["rows"] == want["rows"]
+
+
+# --- GPU memory and rdma_cm servers (issue #39): the figure in the table is read ---------------
+@pytest.mark.parametrize("sample_id,kind,dmabuf,name", [
+    ("PERFTEST-21-CUDA-V100-SERVER-PICKFIRST", "CUDA", False, "Tesla V100-SXM2-32GB"),     # real, 4.x before 4.5
+    ("PERFTEST-241-CUDA-A30-SERVER-DEVLIST", "CUDA", False, "NVIDIA A30"),               # real, 4.5 .. 24.x
+    ("PERFTEST-309-ROCM-DMABUF-MI300X-SERVER", "ROCm", True, "AMD Instinct MI300X"),     # real, 25.x ROCm DMA-BUF
+    ("PERFTEST-336-CUDA-DMABUF-SERVER-WAITING", "CUDA", False, None),                    # real, only the inline notice
+])
+def test_real_gpu_outputs_are_read(sample_id, kind, dmabuf, name):
+    res = pt.parse(SAMPLES[sample_id].raw)
+    acc = res["accelerator"]
+    assert (acc["kind"], acc["dmabuf"], acc["device_name"]) == (kind, dmabuf, name)
+    assert res["errors"] == []      # the inline notice is not an error
+
+
+@pytest.mark.parametrize("sample_id,kind,units,figure,role", [
+    ("PERFTEST-RECON-2604-CUDA-DMABUF-WRITE-BW-CLIENT", "bw", "Gb/sec", "bw_average", "client"),
+    ("PERFTEST-RECON-2207-CUDA-PEERMEM-WRITE-BW-SERVER-MBSEC", "bw", "MB/sec", "bw_average", "server"),
+    ("PERFTEST-RECON-2604-CUDA-SEND-LAT-CLIENT", "lat", "usec", "t_typical", "client"),
+    ("PERFTEST-RECON-ROCM-WRITE-BW-CLIENT-SETTING", "bw", "Gb/sec", "bw_average", "client"),
+    ("PERFTEST-RECON-RDMACM-SERVER-TOS", "bw", "Gb/sec", "bw_average", "server"),
+])
+def test_gpu_and_rdma_cm_tables_are_read(sample_id, kind, units, figure, role):
+    res = pt.parse(SAMPLES[sample_id].raw)
+    assert res["kind"] == kind and res["units"] == units and len(res["rows"]) == 1
+    assert res["rows"][0][figure] is not None and res["errors"] == []
+    if "RDMACM" in sample_id:
+        assert res["accelerator"] is None and res["settings"]["Data ex. method"] == "rdma_cm"
+        assert res["settings"]["TOS"] == "96" and res["settings"]["rdma_cm QPs"] == "ON"
+    else:
+        lines = res["accelerator"]["lines"]
+        assert lines[-1] in ("destroying current CUDA Ctx", "deallocating GPU buffer 0x7f5d2e000000")
+
+
+def test_gpu_figures_equal_host_figures():
+    """The same table with and without the CUDA lines around it gives the same figures."""
+    raw = SAMPLES["PERFTEST-RECON-2207-CUDA-PEERMEM-WRITE-BW-SERVER-MBSEC"].raw
+    start, end = raw.index("-" * 87), raw.index("deallocating RX GPU buffer")
+    assert pt.parse(raw)["rows"] == pt.parse(raw[start:end])["rows"]
+
+
+def test_gpu_failure_goes_to_errors():
+    text = ("initializing CUDA\nListing all CUDA devices in system:\nCUDA device 0: PCIe address is 17:00\n\n"
+            "Picking device No. 0\n[pid = 1, dev = 0] device name = [NVIDIA A30]\ncreating CUDA Ctx\n"
+            "making it the current CUDA Ctx\nCUDA device integrated: 0\ncuMemAlloc error=2\n"
+            "Failed to init memory\n Couldn't create IB resources\n")
+    res = pt.parse(text)
+    assert res["errors"][0] == "cuMemAlloc error=2" and not res["rows"]
+
+
+def test_rdma_cm_event_error_is_read():
+    res = pt.parse("RDMA CM event error:\nEvent: RDMA_CM_EVENT_ADDR_ERROR; error: -110.\n Unable to init the socket connection\n")
+    assert res["errors"][:2] == ["RDMA CM event error:", "Event: RDMA_CM_EVENT_ADDR_ERROR; error: -110."]
