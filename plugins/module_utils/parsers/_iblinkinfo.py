@@ -71,17 +71,26 @@ PHYS_STATES = ("NoChange", "Sleep", "Polling", "Disabled", "PortConfigurationTra
 
 _HEX16 = r"0x(?:[0-9a-fA-F]{16})"
 HEADER = re.compile(r"^(?P<type>Switch|CA|Router|\?\?):? (?:(?P<guid>%s) )?(?P<desc>.*):\s*$" % _HEX16)
-# Port line, both layouts. The LID and port columns are %6d %4d; the ext port is %2s.
-PORT = re.compile(
-    r"^(?:(?P<lguid>%s) \"(?P<ldesc>.*?)\"\s+|\s*(?:(?P<cguid>%s)\s+)?)"
-    r"(?P<lid>\d+)\s+(?P<port>\d+)\[(?P<ext>[ 0-9]{0,3})\]\s*==\((?P<link>.*)\)==>\s*(?P<remote>.*?)\s*$"
-    % (_HEX16, _HEX16))
+# Port line, both layouts. The LID and port columns are %6d %4d; the ext port is %2s. The link
+# column holds no node description (widths, speeds, states, "undefined (N)", "?(N)", "(FDR10)"):
+# it is read with no '"', '=' or nested parentheses beyond one level, so a node description
+# shaped like iblinkinfo's own arrows never moves where the fixed fields are read (issue 40).
+_LINK = r"\((?P<link>(?:[^()\"=\n]|\([^()\"=\n]*\))*(?:\) \(HOQ:\d+ VL_Stall:\d+)?)\)"
+_FIXED = r"(?P<lid>\d+)\s+(?P<port>\d+)\[(?P<ext>[ 0-9]{0,3})\]\s*==" + _LINK + r"==>\s*(?P<remote>.*?)\s*$"
+# Default layout: no description on the port line, so the fixed fields are anchored at its start.
+PORT = re.compile(r"^\s*(?:(?P<cguid>%s)\s+)?%s" % (_HEX16, _FIXED))
+# --line: '0x<guid> "<%30s description>" ' then the fixed fields; the description is quoted but
+# not escaped by iblinkinfo, so each closing quote followed by the fixed fields is a candidate.
+LINE_HEAD = re.compile(r"^(?P<lguid>%s) \"" % _HEX16)
+LINE_REST = re.compile(r"\"\s+" + _FIXED)
 STATE = r"(?P<state>[A-Za-z]+|\?\(\d+\))/\s*(?P<phys>[A-Za-z]+|\?\(\d+\))"
 LINK_UP = re.compile(r"^\s*(?P<width>\d+X|undefined \(\d+\))\s+(?P<speed>.+?)\s+%s\s*$" % STATE)
 LINK_DOWN = re.compile(r"^\s*%s\s*$" % STATE)
-HOQ = re.compile(r"\) \(HOQ:(?P<hoq>\d+) VL_Stall:(?P<stall>\d+)$")
+HOQ = re.compile(r"\) \(HOQ:(?P<hoq>\d+) VL_Stall:(?P<stall>\d+)\Z")
+# The peer's description runs to the last '" (' of the line: the messages after it (get_max_msg:
+# "Could be 4X", the FDR10 sentence) hold no '"'.
 REMOTE = re.compile(
-    r"^(?:(?P<rguid>%s)\s+)?(?P<lid>\d+)\s+(?P<port>\d+)\[(?P<ext>[ 0-9]{0,3})\] \"(?P<desc>.*)\" \((?P<msg>.*)\)$"
+    r"^(?:(?P<rguid>%s)\s+)?(?P<lid>\d+)\s+(?P<port>\d+)\[(?P<ext>[ 0-9]{0,3})\] \"(?P<desc>.*)\" \((?P<msg>[^\"]*)\)$"
     % _HEX16)
 REMOTE_NONE = re.compile(r"^\[\s*\] \"\" \( \)$")
 COULD_WIDTH = re.compile(r"Could be (\d+X)")
@@ -110,7 +119,7 @@ def _guid(value):
 
 def parse_link(text, number, line):
     """``(... )`` link column -> dict; ValueError naming the line otherwise."""
-    hoq = HOQ.search(text + ")")
+    hoq = HOQ.search(text)
     extra = {}
     if hoq:
         text = text[:hoq.start()]
@@ -158,6 +167,44 @@ def parse_remote(text, number, line):
             "could_be_speed": could_speed.group(1) if could_speed else None}
 
 
+def _port_line(line, number, messages):
+    """``(match, link, peer, local description, local GUID)`` of one port line. The default
+    layout is anchored at the line's start; a ``--line`` line is read at the first closing quote
+    of its description after which the fixed fields, the link and the peer all read (a
+    description that itself holds a complete port line is noted in ``messages``). ValueError
+    naming the line when no reading fits."""
+    head = LINE_HEAD.match(line)
+    if not head:
+        match = PORT.match(line)
+        if not match:
+            raise ValueError("iblinkinfo line %d '%s': not an iblinkinfo port line ('[0x<guid> \"<node>\"] <lid> "
+                             "<port>[<ext>] ==(<link>)==>  <peer>')" % (number, line.strip()[:160]))
+        return match, parse_link(match.group("link"), number, line), parse_remote(match.group("remote"), number, line), \
+            None, None
+    readings, first_error = [], None
+    start = head.end()
+    at = line.find('"', start)
+    while at >= 0:
+        match = LINE_REST.match(line, at)
+        if match:
+            try:
+                readings.append((match, parse_link(match.group("link"), number, line),
+                                 parse_remote(match.group("remote"), number, line), line[start:at]))
+            except ValueError as exc:
+                first_error = first_error or exc
+        at = line.find('"', at + 1)
+    if not readings:
+        if first_error is not None:
+            raise first_error
+        raise ValueError("iblinkinfo line %d '%s': not an iblinkinfo port line ('0x<guid> \"<node>\" <lid> "
+                         "<port>[<ext>] ==(<link>)==>  <peer>')" % (number, line.strip()[:160]))
+    if len(readings) > 1:
+        messages.append("iblinkinfo line %d: the node description %r holds iblinkinfo's own fields; read as the "
+                        "shortest description" % (number, readings[0][3].strip()[:80]))
+    match, link, peer, ldesc = readings[0]
+    return match, link, peer, ldesc, head.group("lguid")
+
+
 def parse(text):
     """iblinkinfo output (either layout, several runs concatenated) -> ``{"ports", "layout"}``.
 
@@ -190,10 +237,15 @@ def parse(text):
         if stripped.startswith(("< ", "> ")) and ("==(" in stripped or HEADER.match(stripped[2:])):
             raise ValueError("iblinkinfo line %d '%s': a --diff line (prefixed '%s'), not the fabric; capture "
                              "iblinkinfo without --diff" % (number, stripped[:160], stripped[:1]))
-        head = HEADER.match(stripped)
-        if head and "==(" not in stripped:
+        # A node header starts with its node type (a port line with spaces or its GUID), so a
+        # description holding '==(' or '==>' is still read as the header it is.
+        head = HEADER.match(stripped) if not re.match(r"^(0x|\d)", stripped) else None
+        if head:
             kind = {"Switch": "switch", "CA": "ca", "Router": "router"}.get(head.group("type"))
-            header = {"node": head.group("desc"), "node_type": kind, "node_guid": _guid(head.group("guid"))}
+            desc, guid = head.group("desc"), head.group("guid")
+            if kind != "switch" and guid:   # only a switch header prints a GUID: a CA's description starts so
+                desc, guid = "%s %s" % (guid, desc), None
+            header = {"node": desc, "node_type": kind, "node_guid": _guid(guid)}
             layouts.add("default")
             continue
         if "==(" not in stripped and ")==>" not in stripped:
@@ -201,16 +253,11 @@ def parse(text):
                 continue
             raise ValueError("iblinkinfo line %d '%s': not an iblinkinfo line (a node header 'Switch: 0x<guid> <node>:' "
                              "/ 'CA: <node>:' or a port line '... ==(<link>)==> ...')" % (number, stripped[:160]))
-        match = PORT.match(line)
-        if not match:
-            raise ValueError("iblinkinfo line %d '%s': not an iblinkinfo port line ('[0x<guid> \"<node>\"] <lid> "
-                             "<port>[<ext>] ==(<link>)==>  <peer>')" % (number, stripped[:160]))
-        link = parse_link(match.group("link"), number, line)
-        peer = parse_remote(match.group("remote"), number, line)
-        if match.group("lguid"):
+        match, link, peer, ldesc, lguid = _port_line(line, number, messages)
+        if lguid:
             layouts.add("line")
-            node = {"node": match.group("ldesc").strip(), "node_type": None, "node_guid": None}
-            port_guid = _guid(match.group("lguid"))
+            node = {"node": ldesc.strip(), "node_type": None, "node_guid": None}
+            port_guid = _guid(lguid)
         else:
             if header is None:
                 raise ValueError("iblinkinfo line %d '%s': a port line before any node header ('Switch: ...:' / "
