@@ -26,7 +26,7 @@ import time
 import types
 
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
-from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio, _secrets
 
 TEXTFILE = "rdma_fabric_node_drift.prom"
 SPEC_READ_MAX = 16 * _fileio.MiB
@@ -107,8 +107,21 @@ def read_specs(spec_dir):
             errors[area] = "%s: %s" % (path, exc)
             continue
         specs[area] = spec
-        versions[area] = (spec_version, collection_version)
+        versions[area] = (published_version(spec), collection_version)
     return specs, versions, errors
+
+
+def published_version(spec):
+    """The spec version the 0644 textfile publishes: the hash of the spec with every secret value
+    removed (``_secrets.redact``: opensm's ``sm_key``, ``sa_key``, ``m_key``, ``cc_key`` and any
+    other secret-named setting, as dict keys or inside opensm.conf's text). Hashing after the
+    removal, not keying the hash with a node-local secret, was chosen: a published hash of a
+    spec holding a key is an offline guessing oracle for a weak key (issue 40), and a hash of
+    the redacted spec gives an attacker nothing to guess against while staying comparable across
+    nodes and with the controller's ``_drift_spec.version`` of the same redacted spec. A spec
+    holding no secret publishes its file's own ``spec_version``; a key rotation alone does not
+    change the published value (the file's full version is still checked on load)."""
+    return _drift_spec.version(_secrets.redact(spec))
 
 
 def _is_error(record):
