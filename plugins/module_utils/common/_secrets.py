@@ -39,6 +39,9 @@ value only: the name stays visible. A name is a whole run of name characters (ne
 which does not match after ``_``). The value is a quoted string, up to the next blank (or
 ``&``/quote) after ``=``, or the rest of the line after ``:``, dots or blanks (hiding too much
 of a line is the safe side: prose such as ``# the M_Key of a port`` loses its tail).
+
+A URL's password (``https://user:pass@host``, ``http_proxy=http://u:p@proxy:3128``) is hidden
+wherever it is, whatever the name in front of it: the scheme, the user and the host stay.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -140,14 +143,26 @@ def _value_at(text, name_start, pos):
     return (at, end, False) if end > at else None
 
 
+# The password of a URL's user information (RFC 3986 ``scheme://user:password@host``): the user
+# name stays (it says whose), the password goes. A percent-encoded '@' or '/' stays inside it.
+URL_CREDENTIALS = re.compile(r"""(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/?#@"'<>]*):"""
+                             r"""(?P<password>[^\s/?#@"'<>]+)@""")
+
+
+def url_spans(text):
+    """The (start, end, False) of every URL password in ``text``."""
+    return [(m.start("password"), m.end("password"), False) for m in URL_CREDENTIALS.finditer(text)]
+
+
 def secret_spans(text):
-    """The (start, end) of every secret value in ``text``, in order."""
+    """The (start, end) of every secret value in ``text``, in order: the values of secret-named
+    settings and the passwords of URLs (``https://user:pass@host``)."""
     spans = []
     pos = 0
     while True:
         found = _NAME.search(text, pos)
         if not found:
-            return spans
+            break
         pos = found.end()
         if not is_secret(found.group(0)):
             continue
@@ -155,6 +170,12 @@ def secret_spans(text):
         if value:
             spans.append(value)
             pos = value[1]
+    out, last = [], 0
+    for span in sorted(spans + url_spans(text)):
+        if span[0] >= last:          # a URL inside a secret value is hidden with it
+            out.append(span)
+            last = span[1]
+    return out
 
 
 def redact_text(text, placeholder=PLACEHOLDER):
