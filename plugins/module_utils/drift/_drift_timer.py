@@ -162,7 +162,9 @@ def check(config, module=None, host=None):
 
 
 def _label(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A Prometheus label value: the report writers' one escaping (reports/_report.label_value)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import label_value
+    return label_value(value)
 
 
 def prometheus(host, records, errors, versions, checked, now, duration=None):

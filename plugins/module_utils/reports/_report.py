@@ -104,14 +104,52 @@ def sort_findings(findings):
 
 
 # --------------------------------------------------------------------------- writers
+# Node text (descriptions, tool errors, interface names) is written by whoever is root on the node:
+# every writer escapes what its format cannot carry, as visible \xNN / \uNNNN text (issue 40).
+# - the console table: C0 and C1 controls (ESC starts a terminal sequence), DEL, the bidi
+#   overrides and isolates (text that reads other than it is), line and paragraph separators,
+#   and lone surrogates (which no terminal encoding can write);
+_TERMINAL = re.compile(u"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# - JUnit: every character XML 1.0 forbids (W3C XML 1.0 section 2.2, Char), lone surrogates too;
+_XML_FORBIDDEN = re.compile(u"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# - Prometheus label values: the exposition format escapes only \\, \" and \n (any other
+#   backslash sequence is refused by its parser): the controls and lone surrogates become
+#   visible text first, then the three escapes.
+_LABEL_CONTROL = re.compile(u"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _visible(match):
+    code = ord(match.group(0))
+    if code < 0x100:
+        return "\\x%02x" % code
+    return "\\u%04x" % code if code <= 0xffff else "\\U%08x" % code
+
+
+def terminal_text(value):
+    """``value`` (text) with every character that would act on a terminal shown as an escape."""
+    return _TERMINAL.sub(_visible, value)
+
+
+def xml_text(value):
+    """``value`` as text with every character XML 1.0 cannot hold shown as an escape."""
+    return _XML_FORBIDDEN.sub(_visible, value if isinstance(value, str) else str(value))
+
+
+def label_value(value):
+    """A Prometheus label value, escaped as the exposition format wants it."""
+    text = _LABEL_CONTROL.sub(_visible, str(value))
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
 def cell(value):
-    """A value as one table cell / label, always one line: strings as they are with their line
-    breaks folded into ``; `` (a tool's multi-line error would break the table's rows), the
-    rest as compact JSON (which escapes them)."""
+    """A value as one table cell / label, always one line: strings with their line breaks
+    folded into ``; `` (a tool's multi-line error would break the table's rows) and every
+    terminal control shown as an escape (``terminal_text``), the rest as compact JSON (which
+    escapes them)."""
     if isinstance(value, str):
         if "\n" in value or "\r" in value:
-            return "; ".join(line.strip() for line in re.split(r"[\r\n]+", value) if line.strip())
-        return value
+            value = "; ".join(line.strip() for line in re.split(r"[\r\n]+", value) if line.strip())
+        return terminal_text(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
@@ -183,21 +221,22 @@ def junit_xml(records, checked, suite="rdma.fabric drift", case_key="area", mess
     cases = sorted(set(checked) | set(by_case) | set(skips))
     failures = sum(1 for case in cases if by_case.get(case))
     skipped_count = sum(1 for case in cases if skips.get(case) and not by_case.get(case))
-    root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
-    tsuite = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+    # every text node's text through xml_text: one node's control character (or lone surrogate)
+    # would make the whole fleet's file invalid XML (or not encodable at all)
+    root = ET.Element("testsuites", name=xml_text(suite), tests=str(len(cases)), failures=str(failures))
+    tsuite = ET.SubElement(root, "testsuite", name=xml_text(suite), tests=str(len(cases)), failures=str(failures),
                            errors="0", skipped=str(skipped_count))
     for host, area in cases:
-        case = ET.SubElement(tsuite, "testcase", classname=host, name=area)
+        case = ET.SubElement(tsuite, "testcase", classname=xml_text(host), name=xml_text(area))
         for record in sort_records(by_case.get((host, area), []), keys):
-            failure = ET.SubElement(case, "failure", message=message(record).strip(), type=failure_type)
-            failure.text = json.dumps(record, sort_keys=True, default=str)
+            failure = ET.SubElement(case, "failure", message=xml_text(message(record).strip()), type=xml_text(failure_type))
+            failure.text = xml_text(json.dumps(record, sort_keys=True, default=str))
         if skips.get((host, area)) and not by_case.get((host, area)):
-            ET.SubElement(case, "skipped", message="; ".join(_skip_message(s) for s in skips[(host, area)]))
+            ET.SubElement(case, "skipped", message=xml_text("; ".join(_skip_message(s) for s in skips[(host, area)])))
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _label(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+_label = label_value
 
 
 def prometheus(records, checked_hosts, unreachable_hosts, timestamp, info, prefix="rdma_fabric_drift"):
