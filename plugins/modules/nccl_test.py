@@ -30,8 +30,12 @@ options:
     choices: [run, parsed]
     default: run
   binary:
-    description: The nccl-tests program, a name looked up in C(PATH) (and C(/opt/nccl-tests/build),
-      C(/usr/local/nccl-tests/build)) or an absolute path.
+    description:
+      - The nccl-tests program, a name looked up in C(PATH), or an absolute path.
+      - A name not in C(PATH) is looked up in C(/opt/nccl-tests/build) and C(/usr/local/nccl-tests/build) too, but
+        such a binary runs (as the module's user, often root) only when it and every directory from it up to C(/)
+        are owned by root or the running user and not writable by group or others; otherwise the module fails
+        naming the path and why (whoever could write there would run code as this user).
     type: str
     default: all_reduce_perf
   launcher:
@@ -147,9 +151,16 @@ env:
   returned: always
   type: dict
 output:
-  description: The last 8000 characters of the output.
+  description: The last 8000 characters of the output; when some was dropped, a first line says how much.
   returned: always
   type: str
+output_dropped_bytes:
+  description:
+    - Bytes of the output dropped from its front. The output (stdout and stderr of every rank) is read keeping only
+      its last 4 MiB, where nccl-tests prints its table and summary, so heavy C(NCCL_DEBUG) output or a rank that
+      floods it cannot exhaust the node's memory.
+  returned: always
+  type: int
 parsed:
   description: The whole parse (O(state=parsed) and V(run)).
   returned: always
@@ -168,6 +179,55 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._common import 
 
 DEFAULT_ENV_FILE = "/etc/nccl.conf"
 OPT_DIRS = ["/opt/nccl-tests/build", "/usr/local/nccl-tests/build"]
+OUTPUT_LIMIT = 4 * 1024 * 1024
+
+
+def untrusted(path, uid=None):
+    """Why running ``path`` would hand this user to someone else, or None: the file (followed through
+    symlinks) and every directory from it up to ``/``, on the path as given and as resolved, must be
+    owned by root or ``uid`` (default: this user) and not writable by group or others."""
+    uid = os.geteuid() if uid is None else uid
+    seen = set()
+    for start in (os.path.abspath(path), os.path.realpath(path)):
+        current = start
+        while True:
+            if current not in seen:
+                seen.add(current)
+                try:
+                    info = os.stat(current) if current == start else os.lstat(current)
+                except OSError as exc:
+                    return "%s: %s" % (current, os.strerror(exc.errno) if exc.errno else exc)
+                if info.st_uid not in (0, uid):
+                    return "%s is owned by uid %d, not by root or this user (uid %d)" % (current, info.st_uid, uid)
+                if info.st_mode & 0o022:
+                    return "%s is writable by %s (mode %04o)" % (
+                        current, "group and others" if info.st_mode & 0o022 == 0o022 else
+                        "group" if info.st_mode & 0o020 else "others", info.st_mode & 0o7777)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return None
+
+
+def find_binary(module, binary, opt_dirs=None):
+    """``(path, refusal)``: an absolute ``binary`` as given; a name from ``PATH``; else from ``opt_dirs`` only
+    when :func:`untrusted` finds nothing (else ``refusal`` names the path and why). (None, None): not found."""
+    if os.path.isabs(binary):
+        return binary, None
+    path = module.get_bin_path(binary, required=False)
+    if path:
+        return path, None
+    for directory in OPT_DIRS if opt_dirs is None else opt_dirs:
+        candidate = os.path.join(directory, binary)
+        if not os.path.isfile(candidate):
+            continue
+        why = untrusted(candidate)
+        if why:
+            return None, ("binary=%s: found only as %s, which is not run: %s (put it in PATH, give its absolute "
+                          "path, or fix the owner and mode)" % (binary, candidate, why))
+        return candidate, None
+    return None, None
 
 
 def argument_spec():
@@ -185,7 +245,7 @@ def argument_spec():
 def empty(command=None, **extra):
     result = {"ok": False, "skipped": False, "reason": None, "avg_busbw_gbps": None, "max_busbw_gbps": None,
               "out_of_bounds": None, "rows": [], "command": command or [], "rc": None, "error": None, "env": {},
-              "output": "", "parsed": None}
+              "output": "", "output_dropped_bytes": 0, "parsed": None}
     result.update(extra)
     return result
 
@@ -270,7 +330,9 @@ def main():
         module.exit_json(changed=False, **empty(skipped=True, reason="check mode: the test would send traffic"))
 
     env = read_env(module, params["env_file"])
-    path = binary if os.path.isabs(binary) else module.get_bin_path(binary, required=False, opt_dirs=OPT_DIRS)
+    path, refusal = find_binary(module, binary)
+    if refusal:
+        module.fail_json(msg=refusal, **empty(env=env, reason=refusal))
     if not path or not os.access(path, os.X_OK):
         module.exit_json(changed=False, **empty(skipped=True, env=env,
                                                 reason="%s not found (nccl-tests is not installed)" % binary))
@@ -294,15 +356,16 @@ def main():
     environ = dict(os.environ)
     environ.update(C_LOCALE)
     environ.update(env)
-    rc, out = run.run_bounded(argv, environ, params["timeout"] + run.KILL_AFTER + 5)
-    text = out.decode("utf-8", "replace")
+    rc, out, dropped = run.run_bounded(argv, environ, params["timeout"] + run.KILL_AFTER + 5, OUTPUT_LIMIT)
+    text = run.tail_text(out, dropped)
     parsed = None
     try:
         parsed = _nccl_tests.parse(text)
     except ValueError as exc:
         parsed = {"rows": [], "errors": [line.strip() for line in text.splitlines() if line.strip()][-3:] or [str(exc)],
                   "avg_busbw": None, "out_of_bounds": None}
-    result = empty(command=argv, rc=rc, env=env, output=text[-8000:], parsed=parsed)
+    result = empty(command=argv, rc=rc, env=env, output=run.output_with_note(text, dropped, OUTPUT_LIMIT, 8000),
+                   output_dropped_bytes=dropped, parsed=parsed)
     result.update(judge(parsed, rc, text, wrapper))
     module.exit_json(changed=False, **result)
 

@@ -120,22 +120,44 @@ options:
     default: auto
   numa:
     description:
-      - Pin each perftest process to the HCA's NUMA node (C(/sys/class/infiniband/DEV/device/numa_node),
-        under C($SYSFS_PATH) when set) with C(numactl --cpunodebind=N --membind=N), else, without numactl,
-        with C(taskset -c) and the device's C(local_cpulist). Nothing when the node is C(-1).
+      - Pin each perftest process to the HCA's local CPUs (C(/sys/class/infiniband/DEV/device/local_cpulist), else
+        the CPUs of its NUMA node C(numa_node); under C($SYSFS_PATH) when set) that this process may use - its
+        affinity mask (C(sched_getaffinity), which reflects cgroups and isolated CPUs) and its cgroup cpuset (v1
+        C(/sys/fs/cgroup/cpuset/PATH/cpuset.effective_cpus), v2 C(/sys/fs/cgroup/PATH/cpuset.cpus.effective), PATH
+        from C(/proc/self/cgroup)).
+      - With numactl - C(--cpunodebind=N) when every CPU of node N is allowed, else C(--physcpubind=) the allowed
+        ones, and C(--membind=N) only when node N's memory is allowed; without numactl C(taskset -c) the allowed
+        local CPUs.
+      - Pinning is an optimisation and never fails a test. Where none of the HCA's local CPUs is allowed (a
+        container, a Slurm job cgroup, a Kubernetes pod, isolated CPUs) the test runs unpinned and the result's
+        C(pinning) says why; where the pinning tool still refuses (C(Invalid argument)) the test runs once more
+        unpinned and C(pinning) says so.
     type: bool
     default: true
+  bind_address:
+    description:
+      - An IPv4 address of the server node that the perftest servers listen on for the out-of-band TCP connection
+        (perftest's C(--bind_source_ip), perftest 23.07 or later; older versions refuse the option). Default - every
+        address (perftest's own default). Used by V(server) only, ignored by the other states.
+      - The client connects to O(tests[].peer), so give the same address there.
+    type: str
   job_dir:
-    description: Directory (mode C(0700), created when missing, never a symlink) of the server jobs'
-      files - C(RAIL.job), C(RAIL.KIND.out), C(RAIL.KIND.rc). V(collect) removes them.
+    description: Directory (mode C(0700), created when missing, never a symlink, an absolute path without C(..)
+      components) of the server jobs' files - C(RAIL.job), C(RAIL.KIND.out), C(RAIL.KIND.rc), C(RAIL.KIND.pin).
+      V(collect) removes them.
     type: path
     default: /run/rdma-fabric/perftest
   running_config:
     description: perftest output to parse with O(state=parsed).
     type: str
   extra_args:
-    description: Extra perftest arguments appended to every command, one word per item (no blanks or shell
-      syntax); a later C(-s) or C(-q) overrides the default.
+    description:
+      - Extra perftest arguments appended to every command, one word per item (no blanks or shell syntax).
+      - Checked against perftest's own option table - an option perftest does not have, an option without its
+        argument, one that C(ib_write_bw) or C(ib_write_lat) refuses (C(-b) or C(-N) with V(lat), C(-C) with V(bw)),
+        one the module sets itself (C(-d), C(-i), C(-p), C(-s), C(-q), C(-D), C(-x), C(-F), C(--report_gbits),
+        C(--use_cuda), C(--use_cuda_dmabuf), C(--bind_source_ip); perftest refuses an option given twice) or a word
+        that is no option (the server's address is O(tests[].peer)) is refused, naming C(extra_args[i]).
     type: list
     elements: str
     default: []
@@ -244,6 +266,11 @@ results:
       C(; ), or the timeout, or C(ib_write_bw not found); null when ok), C(bw_gbps), C(bw_peak_gbps) (Gb/s,
       the row with the largest message), C(lat_typical_us), C(lat_avg_us), C(lat_p99_us), C(gid_index),
       C(link_layer), C(pinning), C(gpu), C(output) (the last 4000 characters), C(attempts) (client)."
+    - "C(pinning) - what the test was pinned with and why (C(taskset -c 0-7: HCA mlx5_0)), or C(none: ...) with
+      the reason when it ran unpinned (the HCA's local CPUs outside this process's allowed CPUs, the pinning tool
+      refused and the test ran again unpinned)."
+    - "C(output_dropped_bytes) - bytes of the tool's output dropped from the front (it is read keeping only its
+      last MiB, where perftest prints its results); when not 0, C(output) starts with a line saying so."
   returned: when O(state=client) or O(state=collect)
   type: list
   elements: dict
@@ -280,6 +307,7 @@ def argument_spec():
         timeout=dict(type="int"),
         use_cuda=dict(type="str", choices=["auto", "true", "false"], default="auto"),
         numa=dict(type="bool", default=True),
+        bind_address=dict(type="str"),
         job_dir=dict(type="path", default="/run/rdma-fabric/perftest"),
         running_config=dict(type="str"),
         extra_args=dict(type="list", elements="str", default=[]),
@@ -302,7 +330,8 @@ def main():
     if len(set(params["kinds"])) != len(params["kinds"]):
         module.fail_json(msg="kinds=%s: a kind is given twice" % params["kinds"])
     try:
-        params["extra_args"] = run.check_extra_args(params["extra_args"])
+        params["extra_args"] = run.check_perftest_args(params["extra_args"], params["kinds"])
+        run.check_bind_address(params["bind_address"])
         if state in ("server", "client", "collect"):
             run.check_tests(params["tests"], state)
         elif params["tests"]:

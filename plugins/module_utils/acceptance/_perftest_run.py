@@ -80,6 +80,123 @@ def check_extra_args(values, field="extra_args"):
     return list(values or [])
 
 
+# perftest's own option table (linux-rdma/perftest src/perftest_parameters.c, parser(): the getopt
+# string and long_options[]); what takes an argument, and what ib_write_bw / ib_write_lat refuse.
+PERFTEST_SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:M:r:Q:A:l:D:f:B:T:L:E:J:j:K:k:X:W:aFegzRvhbNVCHUOZP"
+PERFTEST_LONG_ARG = {
+    "port": "p", "ib-dev": "d", "ib-port": "i", "mtu": "m", "size": "s", "iters": "n", "tx-depth": "t",
+    "qp-timeout": "u", "sl": "S", "gid-index": "x", "connection": "c", "qp": "q", "vector": "X",
+    "inline_size": "I", "outs": "o", "tos": "T", "hop_limit": "L", "MGID": "M", "rx-depth": "r", "cq-mod": "Q",
+    "atomic_type": "A", "post_list": "l", "duration": "D", "margin": "f", "source_mac": "B", "dest_mac": "E",
+    "dest_ip": "J", "source_ip": "j", "dest_port": "K", "source_port": "k", "ethertype": "Y", "limit_bw": "w",
+    "limit_msgrate": "y", "report-counters": "W",
+}
+PERFTEST_LONG_FLAG = {"all": "a", "CPU-freq": "F", "events": "e", "mcg": "g", "comm_rdma_cm": "z", "rdma_cm": "R",
+                      "help": "h", "bidirectional": "b", "noPeak": "N", "version": "V", "report-cycles": "C",
+                      "report-histogrm": "H", "report-unsorted": "U", "dualport": "O", "server": "Z", "client": "P",
+                      "mac_fwd": "v", "use_rss": "G"}
+PERFTEST_LONG_OTHER_ARG = frozenset((
+    "force-link", "remote_mac", "local_mac", "remote_ip", "local_ip", "remote_port", "local_port", "pkey_index",
+    "burst_size", "typical_pkt_size", "rate_limit", "rate_limit_type", "rate_units", "output", "out_json_file",
+    "latency_gap", "flow_label", "retry_count", "payload_file_path", "use_cuda", "use_cuda_bus_id", "cuda_mem_type",
+    "use_musa", "use_musa_bus_id", "use_rocm", "use_neuron", "use_hl", "use_mlu", "use_opencl",
+    "opencl_platform_id", "use_ib_dm_dmabuf", "gpu_touch", "mmap", "mmap-offset", "dlid", "tclass", "wait_destroy",
+    "flows", "flows_burst", "reply_every", "vlan_pcp", "recv_post_list", "bind_source_ip", "cqe_poll", "pin_cores",
+    "numa_node", "congest_type", "tph_mem", "cpu_id", "ph", "log_dci_streams", "log_active_dci_streams",
+    "aes_block_size", "kek_path", "credentials_path", "data_enc_keys_number", "data_enc_key_app_path"))
+PERFTEST_LONG_OTHER_FLAG = frozenset((
+    "run_infinitely", "report_gbits", "use-srq", "no_lock", "use-null-mr", "report-both", "reversed", "tcp",
+    "cpu_util", "out_json", "dont_xchg_versions", "use_cuda_dmabuf", "use_cuda_pcie_mapping", "use_data_direct",
+    "use_musa_dmabuf", "use_musa_pcie_mapping", "use_rocm_dmabuf", "use_neuron_dmabuf", "use_mlu_dmabuf", "ipv6",
+    "ipv6-addr", "raw_ipv6", "report-per-port", "odp", "use_hugepages", "use_old_post_send", "promiscuous", "sniffer",
+    "raw_mcast", "mr_per_qp", "perform_warm_up", "vlan_en", "aes_xts", "encrypt_on_tx", "sig_before",
+    "disable_pcie_relaxed", "use_ooo", "no_enhanced_reorder", "unsolicited_write", "write_with_imm", "send_with_imm",
+    "connectionless", "disable_dynamic_polling", "sig_offload", "data_validation", "data_validation_debug",
+    "disable_numa"))
+# what perftest's parser refuses for an RDMA write test of each kind (tst, verb checks in parser())
+PERFTEST_REFUSED = {
+    "bw": {"C": "Available only on Latency tests", "H": "Available only on Latency tests",
+           "U": "Available only on Latency tests"},
+    "lat": {"b": "Bidirectional is only available in BW test", "N": "NoPeak only valid for BW tests",
+            "q": "more than one QP only in BW tests (the module sets -q for bw only)"},
+    "both": {"X": "Events feature not available on WRITE verb", "g": "MultiCast feature only available on SEND verb",
+             "o": "outstanding reads only for READ and ATOMIC", "A": "atomic type only for ATOMIC",
+             "G": "RSS isn't supported", "h": "prints the help and exits", "V": "prints the version and exits"},
+}
+# what the module sets itself: given again, perftest refuses it ("Duplicated argument") or the test is not ours
+PERFTEST_MODULE_SETS = {
+    "d": "the device (tests[].device)", "i": "the port (tests[].ib_port)", "p": "the TCP port (tests[].tcp_port)",
+    "s": "the message size", "q": "the number of QPs", "D": "the duration (duration)",
+    "x": "the GID index (tests[].gid_index)", "F": "-F", "use_cuda": "GPU memory (use_cuda)",
+    "use_cuda_dmabuf": "GPU memory (use_cuda)", "report_gbits": "--report_gbits",
+    "bind_source_ip": "the server's listen address (bind_address)", "Z": "the role (state)", "P": "the role (state)",
+}
+
+
+def check_perftest_args(values, kinds=KINDS, field="extra_args"):
+    """``extra_args`` against perftest's own option table: an unknown option, a missing argument, an
+    option ``ib_write_bw``/``ib_write_lat`` refuses, one the module sets itself, or a positional word
+    (the server's address is the module's, tests[].peer) is refused naming ``extra_args[i]``."""
+    values = check_extra_args(values, field)
+    position = 0
+    while position < len(values):
+        word = values[position]
+        where = "%s[%d]=%r" % (field, position, word)
+        if word.startswith("--"):
+            name, equals, dummy = word[2:].partition("=")
+            key = PERFTEST_LONG_ARG.get(name) or PERFTEST_LONG_FLAG.get(name) or name
+            takes = name in PERFTEST_LONG_ARG or name in PERFTEST_LONG_OTHER_ARG
+            if not takes and name not in PERFTEST_LONG_FLAG and name not in PERFTEST_LONG_OTHER_FLAG:
+                raise RunError("%s: perftest has no option --%s" % (where, name))
+            if not takes and equals:
+                raise RunError("%s: perftest's --%s takes no argument" % (where, name))
+            consumed = 0
+            if takes and not equals:
+                if position + 1 >= len(values):
+                    raise RunError("%s: perftest's --%s needs an argument (none follows)" % (where, name))
+                consumed = 1
+            keys = [key]
+        elif word.startswith("-") and len(word) > 1:
+            keys, consumed = [], 0
+            for index, char in enumerate(word[1:]):
+                found = PERFTEST_SHORT.find(char)
+                if found < 0 or char == ":":
+                    raise RunError("%s: perftest has no option -%s" % (where, char))
+                keys.append(char)
+                if found + 1 < len(PERFTEST_SHORT) and PERFTEST_SHORT[found + 1] == ":":
+                    if not word[index + 2:]:
+                        if position + 1 >= len(values):
+                            raise RunError("%s: perftest's -%s needs an argument (none follows)" % (where, char))
+                        consumed = 1
+                    break
+        else:
+            raise RunError("%s: not an option; perftest's one positional argument is the server's address, "
+                           "which the module sets (tests[].peer)" % where)
+        for key in keys:
+            label = ("--%s" % key) if len(key) > 1 else ("-%s" % key)
+            if key in PERFTEST_MODULE_SETS:
+                raise RunError("%s: %s is set by the module (%s); perftest refuses an option given twice"
+                               % (where, label, PERFTEST_MODULE_SETS[key]))
+            for kind in list(kinds) + ["both"]:
+                why = PERFTEST_REFUSED.get(kind, {}).get(key)
+                if why:
+                    tool = TOOL.get(kind, "ib_write_bw and ib_write_lat")
+                    raise RunError("%s: %s refuses %s (%s)" % (where, tool, label, why))
+        position += 1 + consumed
+    return values
+
+
+def check_bind_address(value):
+    """``bind_address``: an IPv4 address (perftest's --bind_source_ip; IPv6 would need --ipv6-addr on both sides)."""
+    if value is None:
+        return None
+    parts = value.split(".")
+    if len(parts) != 4 or not all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts):
+        raise RunError("bind_address=%r: expected an IPv4 address of this host (perftest's --bind_source_ip); "
+                       "an IPv6 address would need --ipv6-addr on both sides" % (value,))
+    return value
+
+
 def check_tests(tests, state):
     """The ``tests`` option for ``state``; returns it with defaults filled. RunError names the item."""
     if not tests:
@@ -249,25 +366,176 @@ def cuda_args(node, use_cuda, device, numa_node):
     return args, "GPU %d, %s, %s" % (index, why, "nvidia_peermem" if node["peermem"] else "DMA-BUF")
 
 
+# ---------------------------------------------------------------- pinning (#39)
+#
+# Pinning is an optimisation and never fails a test. The HCA's local CPUs (sysfs local_cpulist,
+# else its NUMA node's cpulist) are intersected with the CPUs this process may use (its affinity
+# mask, which already reflects cgroups and isolated CPUs, and the cgroup cpuset); the memory node
+# with the cpuset's memory nodes. Nothing left: no pinning, and the record says why.
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+PROC_STATUS = "/proc/self/status"
+_CPULIST = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*\Z")
+# what taskset / numactl / libnuma print when the CPUs or memory nodes are not ours (EINVAL)
+AFFINITY_ERROR = re.compile(r"failed to set pid [0-9]+'s affinity|sched_setaffinity|numa_sched_setaffinity|"
+                            r"libnuma: Warning|set_mempolicy|mbind: Invalid|numactl: .*(Invalid argument|out of range)")
+
+
+def parse_cpulist(text):
+    """``"0-3,8"`` -> {0, 1, 2, 3, 8}; None for text that is no CPU list (an empty list is set())."""
+    text = (text or "").strip()
+    if not text:
+        return set()
+    if not _CPULIST.match(text):
+        return None
+    found = set()
+    for part in text.split(","):
+        low, dummy, high = part.partition("-")
+        low, high = int(low), int(high or low)
+        if high < low or high - low > 65536:
+            return None
+        found.update(range(low, high + 1))
+    return found
+
+
+def format_cpulist(cpus):
+    """{0, 1, 2, 3, 8} -> ``"0-3,8"`` (``""`` for none)."""
+    ranges, run = [], None
+    for cpu in sorted(cpus or ()):
+        if run and cpu == run[1] + 1:
+            run[1] = cpu
+        else:
+            run = [cpu, cpu]
+            ranges.append(run)
+    return ",".join("%d" % a if a == b else "%d-%d" % (a, b) for a, b in ranges)
+
+
+def _read_small(path):
+    try:
+        with open(path) as handle:
+            return handle.read(65536)
+    except (IOError, OSError, UnicodeDecodeError):
+        return None
+
+
+def cgroup_cpuset(cgroup_root=CGROUP_ROOT, proc_cgroup=PROC_CGROUP):
+    """``(cpus, mems, where)`` of this process's cgroup cpuset: v1 ``ROOT/cpuset/PATH/cpuset.effective_cpus``
+    (and ``cpuset.effective_mems``), v2 ``ROOT/PATH/cpuset.cpus.effective`` (and ``cpuset.mems.effective``),
+    PATH from ``/proc/self/cgroup``; a PATH not visible here (a container's cgroup namespace) is read at
+    the root of the hierarchy. None for what cannot be read (no cpuset: only the affinity mask counts)."""
+    text = _read_small(proc_cgroup) or ""
+    v1_path, v2_path = None, None
+    for line in text.splitlines():
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        if fields[0] == "0" and fields[1] == "":
+            v2_path = fields[2]
+        elif "cpuset" in fields[1].split(","):
+            v1_path = fields[2]
+    layouts = []
+    if v1_path is not None and os.path.isdir(os.path.join(cgroup_root, "cpuset")):
+        base = os.path.join(cgroup_root, "cpuset")
+        layouts.append((base, v1_path, ("cpuset.effective_cpus", "cpuset.cpus"), ("cpuset.effective_mems", "cpuset.mems")))
+    if v2_path is not None and os.path.exists(os.path.join(cgroup_root, "cgroup.controllers")):
+        layouts.append((cgroup_root, v2_path, ("cpuset.cpus.effective",), ("cpuset.mems.effective",)))
+    for base, path, cpu_names, mem_names in layouts:
+        for directory in (os.path.join(base, path.lstrip("/")), base):
+            cpus = mems = None
+            where = None
+            for name in cpu_names:
+                value = parse_cpulist(_read_small(os.path.join(directory, name)) or "")
+                if value:
+                    cpus, where = value, os.path.join(directory, name)
+                    break
+            for name in mem_names:
+                value = parse_cpulist(_read_small(os.path.join(directory, name)) or "")
+                if value:
+                    mems = value
+                    break
+            if cpus is not None or mems is not None:
+                return cpus, mems, where
+    return None, None, None
+
+
+def allowed(cgroup_root=CGROUP_ROOT, proc_cgroup=PROC_CGROUP, proc_status=PROC_STATUS):
+    """``{"cpus": set, "mems": set|None, "where": str}``: the CPUs this process may run on (its affinity
+    mask, intersected with the cgroup cpuset) and the memory nodes it may bind to (the cpuset's, else
+    ``Mems_allowed_list`` of /proc/self/status, else None: unknown)."""
+    try:
+        cpus = set(os.sched_getaffinity(0))
+        where = ["affinity mask"]
+    except (AttributeError, OSError):
+        cpus, where = None, []
+    set_cpus, set_mems, set_where = cgroup_cpuset(cgroup_root, proc_cgroup)
+    if set_cpus is not None:
+        cpus = set_cpus if cpus is None else cpus & set_cpus
+        where.append(set_where)
+    mems = set_mems
+    if mems is None:
+        for line in (_read_small(proc_status) or "").splitlines():
+            if line.startswith("Mems_allowed_list:"):
+                mems = parse_cpulist(line.split(":", 1)[1])
+    return {"cpus": cpus, "mems": mems, "where": " and ".join(where) or "unknown"}
+
+
 def numa_prefix(node, device, enabled):
-    """[numactl --cpunodebind=N --membind=N] with N the HCA's NUMA node, else [taskset -c CPUS]
-    with its local_cpulist, else [] (NUMA node -1/unknown, numa=false, or neither tool)."""
+    """``(prefix, pinning)``: the command prefix pinning perftest to the HCA's local CPUs that this
+    process may use, and what was done, for the record. ``numactl --cpunodebind=N`` when the whole
+    node's CPUs are allowed, ``--membind=N`` only when the node's memory is allowed. No prefix (and a
+    ``pinning`` starting with ``none:`` that says why) when numa=false, the HCA has no local CPUs in
+    sysfs, none of them is allowed here, or neither tool is installed. Only part of the node allowed:
+    ``taskset -c`` the allowed local CPUs (numactl ``--physcpubind`` where there is no taskset)."""
     if not enabled:
-        return [], None
-    raw = read_sysfs(sysfs_path("class", "infiniband", device, "device", "numa_node"))
+        return [], "none: numa=false"
+    device_dir = sysfs_path("class", "infiniband", device, "device")
+    raw = read_sysfs(os.path.join(device_dir, "numa_node"))
     try:
         node_id = int(raw)
     except (TypeError, ValueError):
-        return [], None
-    if node_id < 0:
-        return [], None
+        node_id = -1
+    node_cpus = None
+    if node_id >= 0:
+        node_cpus = parse_cpulist(read_sysfs(sysfs_path("devices", "system", "node", "node%d" % node_id, "cpulist")) or "")
+    local = parse_cpulist(read_sysfs(os.path.join(device_dir, "local_cpulist")) or "") or node_cpus
+    if not local:
+        return [], "none: HCA %s has no NUMA node or local CPU list in sysfs" % device
+    limits = node.get("_allowed") if isinstance(node, dict) else None
+    if limits is None:
+        limits = allowed()
+        if isinstance(node, dict):
+            node["_allowed"] = limits
+    cpus = local if limits["cpus"] is None else local & limits["cpus"]
+    if not cpus:
+        return [], ("none: HCA %s's local CPUs %s are outside this process's allowed CPUs %s (%s)"
+                    % (device, format_cpulist(local), format_cpulist(limits["cpus"]), limits["where"]))
+    mem_ok = node_id >= 0 and (limits["mems"] is None or node_id in limits["mems"])
     paths = node["_paths"]
+    inside = "" if cpus == local else " (of its local CPUs %s, those this process may use)" % format_cpulist(local)
+    mem_note = "" if mem_ok or node_id < 0 else (", no --membind: memory node %d is outside the allowed nodes %s"
+                                                  % (node_id, format_cpulist(limits["mems"])))
+    whole_node = node_id >= 0 and bool(node_cpus) and (limits["cpus"] is None or node_cpus <= limits["cpus"])
+    if paths.get("numactl") and whole_node:
+        argv = [paths["numactl"], "--cpunodebind=%d" % node_id] + (["--membind=%d" % node_id] if mem_ok else [])
+        return argv, "%s: HCA %s NUMA node %d%s%s" % (" ".join(["numactl"] + argv[1:]), device, node_id, inside, mem_note)
+    if paths.get("taskset"):
+        return ([paths["taskset"], "-c", format_cpulist(cpus)],
+                "taskset -c %s: HCA %s%s" % (format_cpulist(cpus), device, inside))
     if paths.get("numactl"):
-        return [paths["numactl"], "--cpunodebind=%d" % node_id, "--membind=%d" % node_id], "numactl node %d" % node_id
-    cpus = read_sysfs(sysfs_path("class", "infiniband", device, "device", "local_cpulist"))
-    if paths.get("taskset") and cpus and re.match(r"^[0-9,\-]+\Z", cpus):
-        return [paths["taskset"], "-c", cpus], "taskset %s" % cpus
-    return [], None
+        argv = [paths["numactl"], "--physcpubind=%s" % format_cpulist(cpus)] + (["--membind=%d" % node_id] if mem_ok else [])
+        return argv, "%s: HCA %s%s%s" % (" ".join(["numactl"] + argv[1:]), device, inside, mem_note)
+    return [], "none: neither numactl nor taskset is installed"
+
+
+def affinity_failed(rc, text):
+    """Whether a pinned run failed in the pinning tool (EINVAL from taskset or numactl), not in perftest."""
+    return rc not in (0, None) and bool(AFFINITY_ERROR.search(text or ""))
+
+
+def unpinned_note(pinning, text):
+    line = next((ln.strip() for ln in (text or "").splitlines() if AFFINITY_ERROR.search(ln)), "")
+    return "none: pinned run failed (%s; %s), ran unpinned" % (line[:200], (pinning or "").split(":", 1)[0])
 
 
 # ---------------------------------------------------------------- command lines
@@ -294,6 +562,8 @@ def plan(node, test, position, params, role):
         if gid is not None:
             argv += ["-x", str(gid)]
         argv += cuda + list(params["extra_args"])
+        if role == "server" and params.get("bind_address"):
+            argv += ["--bind_source_ip", params["bind_address"]]   # the out-of-band listen address (#40)
         if role == "client":
             argv.append(test["peer"])
         error = None
@@ -303,9 +573,10 @@ def plan(node, test, position, params, role):
             error = "timeout not found (install coreutils): no perftest process runs without its bound"
         elif gid_error:
             error = "no GID index for %s port %d: %s" % (test["device"], test["ib_port"], gid_error)
-        wrapped = [paths.get("timeout") or "timeout", "--kill-after=%d" % KILL_AFTER, str(timeout)] + prefix + argv
-        planned.append({"kind": kind, "argv": wrapped, "error": error, "pinning": pinning, "gpu": gpu,
-                        "gid_index": gid, "link_layer": rail["link_layer"]})
+        bound = [paths.get("timeout") or "timeout", "--kill-after=%d" % KILL_AFTER, str(timeout)]
+        planned.append({"kind": kind, "argv": bound + prefix + argv, "error": error, "pinning": pinning, "gpu": gpu,
+                        "gid_index": gid, "link_layer": rail["link_layer"],
+                        "unpinned_argv": (bound + argv) if prefix else None})
     return rail, planned
 
 
@@ -462,6 +733,8 @@ def check_job_dir(path):
     """``job_dir`` before anything runs: absolute, and when it exists a real directory."""
     if not path or not os.path.isabs(path):
         raise RunError("job_dir=%r: expected an absolute path" % (path,))
+    if ".." in path.split("/"):
+        raise RunError("job_dir=%s: a '..' component is refused (name the directory itself)" % path)
     if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
         raise RunError("job_dir=%s: exists and is not a directory (or is a symlink): refused" % path)
     return path
@@ -488,6 +761,7 @@ def job_files(job_dir, rail, kinds=KINDS):
     for kind in kinds:
         files[kind] = os.path.join(job_dir, "%d.%s.out" % (rail, kind))
         files[kind + "_rc"] = os.path.join(job_dir, "%d.%s.rc" % (rail, kind))
+        files[kind + "_pin"] = os.path.join(job_dir, "%d.%s.pin" % (rail, kind))
     return files
 
 
@@ -546,9 +820,14 @@ def start_server(job_dir, test, planned, timeout):
         if item["error"]:
             job["errors"][item["kind"]] = item["error"]
             continue
-        lines.append("%s </dev/null >%s 2>&1; echo $? >%s" % (
-            " ".join(shlex.quote(a) for a in item["argv"]), shlex.quote(files[item["kind"]]),
-            shlex.quote(files[item["kind"] + "_rc"])))
+        out = shlex.quote(files[item["kind"]])
+        line = "%s </dev/null >%s 2>&1; rc=$?" % (" ".join(shlex.quote(a) for a in item["argv"]), out)
+        if item.get("unpinned_argv"):
+            # pinning never fails a test (#39): the pinning tool refused (EINVAL), run once unpinned
+            line += ("; if [ $rc -ne 0 ] && grep -Em1 %s %s >%s 2>/dev/null; then %s </dev/null >%s 2>&1; rc=$?; fi" % (
+                shlex.quote(AFFINITY_ERROR.pattern), out, shlex.quote(files[item["kind"] + "_pin"]),
+                " ".join(shlex.quote(a) for a in item["unpinned_argv"]), out))
+        lines.append(line + "; echo $rc >%s" % shlex.quote(files[item["kind"] + "_rc"]))
     if len(lines) > 1 and listening(test["tcp_port"]):
         for kind in list(job["kinds"]):
             job["errors"].setdefault(kind, "tcp_port %d is already in use on this host by another process "
@@ -590,30 +869,45 @@ def wait_listening(jobs, bound):
 
 # ---------------------------------------------------------------- client
 
-def run_one(item, timeout, retry=CONNECT_RETRY):
+def run_one(item, timeout, retry=CONNECT_RETRY, limit=OUTPUT_LIMIT):
     """Run one client command; retry while perftest says it cannot connect (the server of the next
-    kind starts only when the previous one exits). Returns (rc, text, attempts)."""
+    kind starts only when the previous one exits); run it once more unpinned when the pinning tool
+    failed (#39). Output is read bounded, keeping its last ``limit`` bytes (#40).
+    Returns (rc, text, attempts, extra) with ``extra``: ``dropped`` (bytes of output dropped) and
+    ``pinning`` (what the record says, changed when the run fell back to no pinning)."""
     deadline = time.time() + retry
     attempts = 0
+    argv, pinning = item["argv"], item.get("pinning")
     while True:
         attempts += 1
-        proc = subprocess.Popen(item["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, close_fds=True, start_new_session=True,
-                                env=_environ())
-        try:
-            out = proc.communicate(timeout=timeout + KILL_AFTER + 5)[0]
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            out = proc.communicate()[0]
-        text = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
-        rc = proc.returncode
+        rc, out, dropped = run_capture(argv, _environ(), timeout + KILL_AFTER + 5, limit)
+        text = tail_text(out, dropped)
+        if argv is not item.get("unpinned_argv") and item.get("unpinned_argv") and affinity_failed(rc, text):
+            pinning = unpinned_note(pinning, text)
+            argv = item["unpinned_argv"]
+            continue
         if rc != 0 and _CONNECT_FAILED.search(text or "") and time.time() < deadline:
             time.sleep(0.5)
             continue
-        return rc, text, attempts
+        return rc, text, attempts, {"dropped": dropped, "pinning": pinning, "argv": argv}
+
+
+def tail_text(out, dropped):
+    """Decoded output; when the front was dropped, the cut (partial) first line goes too."""
+    text = out.decode("utf-8", "replace") if isinstance(out, bytes) else (out or "")
+    if dropped and "\n" in text:
+        text = text[text.index("\n") + 1:]
+    return text
+
+
+def dropped_line(dropped, limit):
+    """The line put at the start of kept output that lost its front."""
+    return "[rdma.fabric: %d bytes of output dropped, the last %d bytes kept]\n" % (dropped, limit)
+
+
+def output_with_note(text, dropped, limit, keep):
+    """The record's ``output``: the last ``keep`` characters, the dropped line first when any was dropped."""
+    return (dropped_line(dropped, limit) if dropped else "") + (text or "")[-keep:]
 
 
 def run_clients(perftest, work, timeout):
@@ -625,9 +919,13 @@ def run_clients(perftest, work, timeout):
             if item["error"]:
                 results[index].append(not_run(test, item, "client", item["error"]))
                 continue
-            rc, text, attempts = run_one(item, timeout)
-            record = result(perftest, test, item, "client", rc, text)
+            rc, text, attempts, extra = run_one(item, timeout)
+            ran = dict(item, pinning=extra["pinning"], argv=extra["argv"])
+            record = result(perftest, test, ran, "client", rc, text)
             record["attempts"] = attempts
+            record["output_dropped_bytes"] = extra["dropped"]
+            if extra["dropped"]:
+                record["output"] = output_with_note(text, extra["dropped"], OUTPUT_LIMIT, 4000)
             results[index].append(record)
 
     threads = [threading.Thread(target=rail_worker, args=(index, test, planned))
@@ -669,10 +967,19 @@ def collect(perftest, job_dir, tests, kinds, bound):
             if kind in job["errors"]:
                 results.append(not_run(server_test, item, "server", job["errors"][kind]))
                 continue
+            dropped = 0
             try:
                 text = _fileio.read_text(files[kind], OUTPUT_LIMIT, tail=True, what="perftest output")
+                dropped = max(0, os.stat(files[kind]).st_size - OUTPUT_LIMIT)
+                text = tail_text(text, dropped)
             except (IOError, OSError):
                 text = None
+            try:
+                pin_failed = _fileio.read_text(files[kind + "_pin"], 4096, what="perftest pinning note")
+            except (IOError, OSError):
+                pin_failed = None
+            if pin_failed:
+                item["pinning"] = unpinned_note(item.get("pinning"), pin_failed)
             try:
                 rc = int(_fileio.read_text(files[kind + "_rc"], 64, what="perftest rc").strip())
             except (IOError, OSError, ValueError):
@@ -687,22 +994,48 @@ def collect(perftest, job_dir, tests, kinds, bound):
                 note = "killed by collect after waiting %s s: no client came, or the test hung" % bound
             elif rc in (124, 137):
                 note = "timed out after %s s (no client came, or the test hung)" % job["timeout"]
-            results.append(result(perftest, server_test, item, "server", rc, text, note))
+            record = result(perftest, server_test, item, "server", rc, text, note)
+            record["output_dropped_bytes"] = dropped
+            if dropped:
+                record["output"] = output_with_note(text, dropped, OUTPUT_LIMIT, 4000)
+            results.append(record)
         remove_job(job_dir, job["rail"])
     return results
 
 
-def run_bounded(argv, environ, wait):
-    """``(rc, output bytes)`` of ``argv`` in a session of its own (stdout and stderr together),
-    its whole process group killed when it outlives ``wait`` seconds; a signal is 128 + N."""
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def run_capture(argv, environ, wait, limit=OUTPUT_LIMIT):
+    """``(returncode, output bytes, dropped)`` of ``argv`` in a session of its own (stdout and stderr
+    together), read from the pipe in chunks keeping only the last ``limit`` bytes (the tools print
+    their results last; a flood of output, heavy NCCL_DEBUG or a hostile rank, cannot exhaust the
+    node's memory), ``dropped`` the bytes read and not kept; its whole process group killed when it
+    outlives ``wait`` seconds. ``returncode`` as Popen gives it (-N for a signal)."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             close_fds=True, start_new_session=True, env=environ)
+    buf = _fileio.TailBuffer(limit)
+    deadline = time.time() + wait
     try:
-        out = proc.communicate(timeout=wait)[0]
+        if not _fileio.read_fd_tail(proc.stdout.fileno(), buf, deadline):
+            _kill_group(proc)
+            # what is left in the pipe; a process that left the session may hold it open: bounded
+            _fileio.read_fd_tail(proc.stdout.fileno(), buf, time.time() + KILL_AFTER)
+    finally:
+        proc.stdout.close()
+    try:
+        proc.wait(timeout=max(0.1, deadline - time.time()))
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out = proc.communicate()[0]
-    return (proc.returncode if proc.returncode >= 0 else 128 - proc.returncode), out
+        _kill_group(proc)
+        proc.wait()
+    return proc.returncode, buf.data(), buf.dropped
+
+
+def run_bounded(argv, environ, wait, limit=OUTPUT_LIMIT):
+    """``(rc, output bytes, dropped)`` of :func:`run_capture`, a signal as 128 + N."""
+    rc, out, dropped = run_capture(argv, environ, wait, limit)
+    return (rc if rc >= 0 else 128 - rc), out, dropped

@@ -10,6 +10,9 @@ written, ``fsync``'ed, renamed over the target (``rename`` replaces a symlink at
 never writes through it), then the directory ``fsync``'ed. A reader sees the old file or the
 new one, never half of one; a failure leaves the old file and no temporary file.
 
+Pipes (:func:`read_fd_tail`, :class:`TailBuffer`): a tool's output read in chunks keeping only
+the last ``limit`` bytes (results are printed last), counting what was dropped.
+
 Reads (:func:`read_regular`): ``O_NOFOLLOW|O_NONBLOCK`` (a symlink is refused, a FIFO is
 opened without blocking and then refused), regular files only (``fstat`` on the descriptor),
 at most ``limit`` bytes (more is an error, or with ``tail`` only the last ``limit`` bytes).
@@ -24,10 +27,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import collections
 import contextlib
 import errno
 import fcntl
 import os
+import select
 import stat
 import sys
 import tempfile
@@ -186,3 +191,62 @@ def locked(path, timeout=300.0):
         yield
     finally:
         os.close(fd)
+
+
+class TailBuffer(object):
+    """The last ``limit`` bytes of a stream kept in a deque of chunks (memory bounded by
+    ``limit`` plus one chunk), with the count of bytes dropped from the front."""
+
+    def __init__(self, limit):
+        self.limit = max(0, int(limit))
+        self.chunks = collections.deque()
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, chunk):
+        if not chunk:
+            return
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while self.size > self.limit and self.chunks:
+            excess = self.size - self.limit
+            first = self.chunks[0]
+            if len(first) <= excess:
+                self.chunks.popleft()
+                self.size -= len(first)
+                self.dropped += len(first)
+            else:
+                self.chunks[0] = first[excess:]
+                self.size -= excess
+                self.dropped += excess
+
+    def data(self):
+        return b"".join(self.chunks)
+
+
+def read_fd_tail(fd, buf, deadline=None, chunk=64 * 1024):
+    """Read the file descriptor ``fd`` (a pipe) into the :class:`TailBuffer` ``buf`` until end of
+    file or ``deadline`` (a ``time.time()`` value; None: no bound). Returns True at end of file,
+    False when the deadline came first (the caller kills the writer and may call again to drain).
+    Memory stays within the buffer's limit plus one chunk, however much the writer prints."""
+    while True:
+        wait = None if deadline is None else deadline - time.time()
+        if wait is not None and wait <= 0:
+            return False
+        try:
+            ready = select.select([fd], [], [], wait)[0]
+        except (IOError, OSError, select.error) as exc:
+            if getattr(exc, "errno", None) == errno.EINTR or (exc.args and exc.args[0] == errno.EINTR):
+                continue
+            raise
+        if not ready:
+            continue
+        try:
+            data = os.read(fd, chunk)
+        except OSError as exc:
+            if exc.errno in (errno.EINTR, errno.EAGAIN):
+                continue
+            raise
+        if not data:
+            return True
+        buf.add(data)
