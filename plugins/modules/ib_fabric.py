@@ -90,9 +90,18 @@ options:
     default: []
     suboptions:
       hca:
-        description: The HCA's node description (C(node1 mlx5_0), what iblinkinfo prints) or its port GUID.
+        description:
+          - The HCA's node description (C(node1 mlx5_0), what iblinkinfo prints) or its port GUID.
+          - Any root on the fabric can set a node description; a description seen on two port GUIDs is an
+            C(ib.cabling) record of its own, never resolved by picking one. Give O(cabling[].guid) to match by GUID.
         type: str
         required: true
+      guid:
+        description: The HCA port's GUID; the port is then found by it alone (O(cabling[].hca) only names it).
+        type: str
+      leaf_guid:
+        description: The leaf switch's GUID; the HCA port's peer must be that switch (O(cabling[].leaf) only names it).
+        type: str
       port:
         description: The HCA port.
         type: int
@@ -223,6 +232,8 @@ def argument_spec():
         thresholds=dict(type="dict", default={}),
         cabling=dict(type="list", elements="dict", default=[], options=dict(
             hca=dict(type="str", required=True),
+            guid=dict(type="str"),
+            leaf_guid=dict(type="str"),
             port=dict(type="int", default=1),
             leaf=dict(type="str", required=True),
             rail=dict(type="int"),

@@ -93,23 +93,41 @@ def merge_thresholds(given):
     return merged
 
 
+CABLING_KEYS = ("hca", "port", "leaf", "rail", "leaf_port", "guid", "leaf_guid")
+
+
+def _guid_text(value):
+    """A GUID written as one (``0x...``), normalized; None for a node description."""
+    return normalize_guid(value) if isinstance(value, str) and value.lower().startswith("0x") and is_guid(value) else None
+
+
 def check_cabling(plan):
-    """The cabling plan, normalized: ``[{hca, port, leaf, rail, leaf_port}]``; ValueError naming
-    ``cabling[i].field`` and the value."""
+    """The cabling plan, normalized: ``[{hca, port, leaf, rail, leaf_port, guid, leaf_guid}]``
+    (``guid``: the HCA port's GUID, ``leaf_guid``: the leaf switch's; a ``hca``/``leaf`` written
+    as a GUID is one too); ValueError naming ``cabling[i].field`` and the value."""
     out = []
     seen = {}
     for index, entry in enumerate(plan or []):
         where = "cabling[%d]" % index
         if not isinstance(entry, dict):
-            raise ValueError("%s=%r: a dict {hca, port, leaf, rail, leaf_port}" % (where, entry))
-        unknown = sorted(set(entry) - set(("hca", "port", "leaf", "rail", "leaf_port")))
+            raise ValueError("%s=%r: a dict {hca, port, leaf, rail, leaf_port, guid, leaf_guid}" % (where, entry))
+        unknown = sorted(k for k in entry if k not in CABLING_KEYS)
         if unknown:
-            raise ValueError("%s: unknown key(s) %s (hca, port, leaf, rail, leaf_port)" % (where, ", ".join(unknown)))
+            raise ValueError("%s: unknown key(s) %s (%s)" % (where, ", ".join(str(k) for k in unknown), ", ".join(CABLING_KEYS)))
         for key in ("hca", "leaf"):
             if not isinstance(entry.get(key), str) or not entry[key].strip():
                 raise ValueError("%s.%s=%r: the node description (or GUID) of the %s" % (
                     where, key, entry.get(key), "HCA" if key == "hca" else "leaf switch"))
         norm = {"hca": entry["hca"].strip(), "leaf": entry["leaf"].strip(), "port": 1, "rail": None, "leaf_port": None}
+        for key, name in (("guid", "hca"), ("leaf_guid", "leaf")):
+            value = entry.get(key)
+            if value is None:
+                norm[key] = _guid_text(norm[name])
+                continue
+            if not isinstance(value, str) or not is_guid(value.strip()):
+                raise ValueError("%s.%s=%r: the %s GUID (0x followed by 16 hex digits)" % (
+                    where, key, value, "HCA port's" if key == "guid" else "leaf switch's"))
+            norm[key] = normalize_guid(value.strip())
         for key, low in (("port", 1), ("rail", 0), ("leaf_port", 1)):
             value = entry.get(key)
             if value is None:
@@ -117,10 +135,11 @@ def check_cabling(plan):
             if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 255:
                 raise ValueError("%s.%s=%r: a whole number %d-255" % (where, key, value, low))
             norm[key] = value
-        ident = (norm["hca"], norm["port"])
-        if ident in seen:
-            raise ValueError("%s: %s port %d is already planned in cabling[%d]" % (where, norm["hca"], norm["port"], seen[ident]))
-        seen[ident] = index
+        for ident in set([(norm["hca"], norm["port"])] + ([(norm["guid"], None)] if norm["guid"] else [])):
+            if ident in seen:
+                raise ValueError("%s: %s port %d is already planned in cabling[%d]"
+                                 % (where, norm["hca"] if ident[1] is not None else norm["guid"], norm["port"], seen[ident]))
+            seen[ident] = index
         out.append(norm)
     return out
 
@@ -258,28 +277,61 @@ def duplicate_records(duplicates, host):
     return records
 
 
-def _find_hca(ports, hca):
-    guid = normalize_guid(hca) if is_guid(hca) and hca.lower().startswith("0x") else None
-    return [e for e in ports if e.get("node_type") != "switch" and (e["node"] == hca or (guid and e["port_guid"] == guid))]
+def _find_hca(ports, hca, guid=None):
+    """The CA ports the plan entry names: by its port GUID when the plan gives one (never by a
+    description then: any root on the fabric can set a node description), else by description."""
+    if guid:
+        return [e for e in ports if e.get("node_type") != "switch" and e.get("port_guid") == guid]
+    return [e for e in ports if e.get("node_type") != "switch" and e["node"] == hca]
+
+
+def _guids(entries):
+    return sorted(set(e.get("port_guid") or "(no GUID: %s)" % _name(e) for e in entries))
 
 
 def cabling(ports, plan, host):
     """Each planned HCA port against the switch it is on. Returns (status list, records)."""
     status, records = [], []
     switch_guids = dict((e["port_guid"], e["node"]) for e in ports if e.get("node_type") == "switch" and e["port_guid"])
+    switch_descs = {}
+    for guid, desc in switch_guids.items():
+        switch_descs.setdefault(desc, set()).add(guid)
     for entry in plan:
+        entry = dict({"guid": None, "leaf_guid": None}, **entry)
         rail = "rail %d" % entry["rail"] if entry["rail"] is not None else None
         obj = "%s%s port %d" % ("rail%d/" % entry["rail"] if entry["rail"] is not None else "", entry["hca"], entry["port"])
         expected = entry["leaf"] + (" port %d" % entry["leaf_port"] if entry["leaf_port"] else "")
         row = {"hca": entry["hca"], "port": entry["port"], "rail": entry["rail"], "expected_leaf": entry["leaf"],
                "expected_leaf_port": entry["leaf_port"], "switch": None, "switch_port": None, "state": None, "ok": False}
-        matches = _find_hca(ports, entry["hca"])
+        matches = _find_hca(ports, entry["hca"], entry["guid"])
         nodes = sorted(set(e["node"] for e in matches))
-        found = [e for e in matches if e["port"] == entry["port"]]
+        found = [e for e in matches if entry["guid"] or e["port"] == entry["port"]]
         what = "%s port %d%s" % (entry["hca"], entry["port"], " (%s)" % rail if rail else "")
+        leaf_twins = sorted(switch_descs.get(entry["leaf"], ())) if not entry["leaf_guid"] else []
         if len(nodes) > 1:
             records.append(_record(host, "ib.cabling", obj, expected, "ambiguous: %s" % ", ".join(nodes),
                                    "%s matches %d nodes; name the HCA by its port GUID" % (entry["hca"], len(nodes))))
+        elif not entry["guid"] and len(_guids(found)) > 1:
+            # one description on two GUIDs is a finding of its own, never resolved by picking one:
+            # a second HCA named like the planned one would hide the real one's miscabling
+            records.append(_record(
+                host, "ib.cabling", obj, expected, "ambiguous: %s port %d is on %d GUIDs (%s)" % (
+                    entry["hca"], entry["port"], len(_guids(found)), ", ".join(_guids(found))),
+                "the node description %r is set on %d ports with different GUIDs (any root on the fabric can set a "
+                "node description): one of them is not the planned HCA; name it by its port GUID (cabling[].guid)"
+                % (entry["hca"], len(_guids(found))),
+                seen_at=["%s peer %s/%s" % (_name(e), (e.get("peer") or {}).get("node"), (e.get("peer") or {}).get("port"))
+                         for e in found]))
+        elif len(leaf_twins) > 1:
+            records.append(_record(
+                host, "ib.cabling", obj, expected, "ambiguous: leaf %s is on %d GUIDs (%s)" % (
+                    entry["leaf"], len(leaf_twins), ", ".join(leaf_twins)),
+                "the leaf switch's description %r is set on %d switches: one of them is not the planned leaf; name it "
+                "by its GUID (cabling[].leaf_guid)" % (entry["leaf"], len(leaf_twins))))
+        elif entry["guid"] and found and found[0]["port"] != entry["port"]:
+            records.append(_record(host, "ib.cabling", obj, expected, "GUID %s is port %d" % (entry["guid"], found[0]["port"]),
+                                   "%s: the planned GUID %s is port %d of %s, not port %d" % (
+                                       what, entry["guid"], found[0]["port"], found[0]["node"], entry["port"])))
         elif not found:
             actual = "not in the fabric" if not matches else "no port %d" % entry["port"]
             records.append(_record(host, "ib.cabling", obj, expected, actual,
@@ -295,8 +347,12 @@ def cabling(ports, plan, host):
             else:
                 switch = peer["node"]
                 row.update(switch=switch, switch_port=peer["port"])
-                on_leaf = switch == entry["leaf"] or (is_guid(entry["leaf"]) and entry["leaf"].lower().startswith("0x") and
-                                                      switch_guids.get(normalize_guid(entry["leaf"])) == switch)
+                if entry["leaf_guid"]:
+                    # by GUID: the peer's own GUID (--line), else the one switch with its description
+                    on_leaf = (peer["port_guid"] == entry["leaf_guid"] if peer.get("port_guid") else
+                               switch_descs.get(switch) == set([entry["leaf_guid"]]))
+                else:
+                    on_leaf = switch == entry["leaf"]
                 actual = "%s port %d" % (switch, peer["port"])
                 if not on_leaf:
                     records.append(_record(
