@@ -21,7 +21,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_te
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 
 ACTION = "fabric_test_report"
-CHECKS = sorted(set(F.CHECKS.values()) | set(("fabric_test.node",)))
+CHECKS = sorted(set(F.CHECKS.values()) | set(F.LOOPBACK_CHECKS.values()) | set(("fabric_test.node",)))
+# the recap's table of every judged node (the verdict's ``nodes``)
+NODE_COLUMNS = ["host", "group", "address", "rails", "bw_gbps", "lat_us", "loopback_bw_gbps", "peers", "owed",
+                "gpu_memory", "pinning", "verdict"]
 
 
 def summary(verdict):
@@ -29,6 +32,9 @@ def summary(verdict):
     judged = len(verdict.get("passed") or []) + len(failed)
     text = "%d of %d hosts failed the fabric test, %d finding(s)" % (len(failed), judged,
                                                                      len(verdict.get("findings") or []))
+    provisional = verdict.get("provisional") or {}
+    if provisional:
+        text += "; %d passed provisionally (pair tests owed: %s)" % (len(provisional), ", ".join(sorted(provisional)))
     skipped = verdict.get("skipped") or []
     if skipped:
         text += "; %d check(s) skipped on %d host(s)" % (len(skipped), len(set(s["host"] for s in skipped)))
@@ -70,6 +76,10 @@ class ActionModule(ActionBase):
         meta = RR.meta(task_vars, now)
         meta.update(hosts=len(checked), passed=sorted(verdict.get("passed") or []),
                     failed=sorted(verdict.get("failed") or {}), skipped=len(skipped), summary=summary(verdict))
+        nodes = [n for n in verdict.get("nodes") or [] if isinstance(n, dict)]
+        if nodes:
+            meta["nodes"] = nodes
+            meta["provisional"] = sorted(verdict.get("provisional") or {})
         RR.write_reports(ACTION, report_dir, [
             ("%s.json" % name, R.to_json(findings, meta, R.FINDING_KEYS, skipped)),
             ("%s-junit.xml" % name,
@@ -80,6 +90,8 @@ class ActionModule(ActionBase):
              R.prometheus_health(findings, checked, [], now, {"inventory": meta["inventory"], "limit": meta["limit"]},
                                  checks, prefix="rdma_fabric_%s" % name))], mode)
         table = R.table(findings, R.FINDING_TABLE, keys=R.FINDING_KEYS) if findings else ""
+        if nodes:
+            table = R.table(nodes, NODE_COLUMNS, width=40, keys=["host"]) + ("\n" + table if table else "")
         if skipped:
             table = (table + "\n" if table else "") + R.skipped_table(skipped)
         RR.show(args.get("title") or "rdma.fabric fabric test", table, meta["summary"], report_dir)

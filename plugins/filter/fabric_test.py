@@ -23,8 +23,8 @@ def _spec(spec):
     return spec
 
 
-def _node(gathered, spec, host):
-    return area.node(host, spec, gathered)
+def _node(gathered, spec, host, fact_names=None):
+    return area.node(host, spec, gathered, list(fact_names or ()))
 
 
 def _peers(results, spec, hostvars):
@@ -35,8 +35,9 @@ def _peers(results, spec, hostvars):
         if not host:
             continue
         variables = hostvars[host] if host in hostvars else {}
-        address = variables.get("fabric_test_address") or variables.get("ansible_host") or host
-        peer_spec = {"settings": dict(spec["settings"], address=address, host=host)}
+        # the peer's own address settings; it serves, it is not judged
+        peer_spec = {"settings": dict(spec["settings"], address=variables.get("fabric_test_address") or "",
+                                      ansible_host=variables.get("ansible_host") or "", host=host)}
         if result.get("unreachable"):
             result = {"failed": True, "msg": "unreachable: %s" % (result.get("msg") or "")}
         out[host] = area.node(host, peer_spec, result)
@@ -51,8 +52,8 @@ def _plan(nodes, spec, known_good=None):
     return area.plan(nodes, spec, known_good or ())
 
 
-def _rows(outcomes, spec, nodes, phase="round"):
-    return area.rows(nodes, spec, [o for o in outcomes or [] if o], phase)
+def _rows(outcomes, spec, nodes, phase="round", known_good=None):
+    return area.rows(nodes, spec, [o for o in outcomes or [] if o], phase, known_good or ())
 
 
 def _isolation(rows, spec, nodes, known_good=None):
@@ -63,20 +64,37 @@ def _verdict(rows, spec, nodes, judged, known_good=None, nccl=None):
     return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or (), [n for n in nccl or [] if n])
 
 
-def _launcher(pair, spec, nodes, client):
-    return area.nccl_launcher(nodes, spec, client, pair["server"])
+def _launcher(pair, spec, nodes, client=None):
+    return area.nccl_launcher(nodes, spec, pair["client"], pair["server"])
 
 
 def _verdict_file(verdict, spec, host):
     findings = (verdict.get("failed") or {}).get(host) or []
+    provisional = (verdict.get("provisional") or {}).get(host)
     return json.dumps({"host": host, "passed": host in (verdict.get("passed") or []), "findings": findings,
+                       "provisional": bool(provisional), "owed_pair_tests": (provisional or {}).get("owed", 0),
                        "skipped": [s for s in verdict.get("skipped") or [] if s.get("host") == host]},
                       indent=2, sort_keys=True) + "\n"
 
 
-def _message(finding, spec):
-    return "%s %s: %s (expected %s)" % (finding.get("subject"), finding.get("check"), finding.get("actual"),
-                                        finding.get("expected"))
+def _short(text, size=160):
+    text = " ".join(str(text).split())
+    return text if len(text) <= size else text[:size - 3] + "..."
+
+
+def _message(findings, spec, host=None, report_dir=None, limit=8):
+    """The failing task's few lines: which rails fail, the figure, the threshold and the peer; the
+    details stay in the report."""
+    if isinstance(findings, dict):
+        findings = [findings]
+    lines = ["- %s %s: %s (expected %s)" % (f.get("subject"), f.get("check"), _short(f.get("actual")),
+                                           _short(f.get("expected"), 60)) for f in findings[:limit]]
+    if len(findings) > limit:
+        lines.append("- and %d more" % (len(findings) - limit))
+    head = "Fabric test failed%s: %d finding%s" % (" on %s" % host if host else "", len(findings),
+                                                   "" if len(findings) == 1 else "s")
+    tail = "Report: %s/fabric_test.json" % report_dir if report_dir else ""
+    return "\n".join([head] + lines + ([tail] if tail else []))
 
 
 STEPS = {"message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,

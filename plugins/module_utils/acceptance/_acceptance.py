@@ -62,7 +62,11 @@ THRESHOLDS = {
 }
 # the keys one layer (top level, by_rate.RATE, by_node_type.NAME) may set
 LAYER_KEYS = ("bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps")
-SETTINGS_KEYS = LAYER_KEYS + ("by_rate", "by_node_type")
+SETTINGS_KEYS = LAYER_KEYS + ("by_rate", "by_node_type", "loopback")
+# the loopback test (server and client on one node, its HCA and PCIe/GPU path only): its own
+# layer over the pair thresholds, applied last (Azure's per-HCA GPUDirect loopback floors are
+# absolute: 380 Gb/s H100 NDR, 360 H200, 180 HDR; by default the same fraction of the port rate)
+LOOPBACK_KEYS = ("bw_fraction", "bw_min_gbps", "lat_max_us")
 CHECK_BW = "perftest.write_bw"
 CHECK_LAT = "perftest.write_lat"
 CHECK_NCCL = "nccl.all_reduce"
@@ -120,8 +124,14 @@ def check_settings(settings):
         return []
     if not isinstance(settings, dict):
         return ["%s=%r: expected a dict of %s" % (SETTINGS_VARIABLE, settings, ", ".join(SETTINGS_KEYS))]
-    errors = _layer_errors(dict((k, v) for k, v in settings.items() if k not in ("by_rate", "by_node_type")),
+    errors = _layer_errors(dict((k, v) for k, v in settings.items() if k not in ("by_rate", "by_node_type", "loopback")),
                            SETTINGS_VARIABLE)
+    loopback = settings.get("loopback")
+    if loopback is not None:
+        if not isinstance(loopback, dict) or any(k not in LOOPBACK_KEYS for k in loopback):
+            errors.append("%s.loopback=%r: expected a dict of %s" % (SETTINGS_VARIABLE, loopback, ", ".join(LOOPBACK_KEYS)))
+        else:
+            errors.extend(_layer_errors(loopback, "%s.loopback" % SETTINGS_VARIABLE))
     by_rate = settings.get("by_rate")
     if by_rate is not None:
         if not isinstance(by_rate, dict):
@@ -155,7 +165,7 @@ def _rate_layer(by_rate, rate):
     return {}
 
 
-def thresholds(settings, rate_gbps, node_type=None, link_type=None):
+def thresholds(settings, rate_gbps, node_type=None, link_type=None, loopback=False):
     """``{"bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps"}`` for a port of
     ``rate_gbps`` (its active rate, Gb/s) on a node of ``node_type``, ``link_type`` ``IB`` or
     ``Ethernet`` (the latency default; IB when not given).
@@ -165,7 +175,8 @@ def thresholds(settings, rate_gbps, node_type=None, link_type=None):
     (``fabric_test_thresholds``). ``bw_min_gbps`` is ``bw_fraction * rate_gbps`` unless the most
     specific layer that sets either of the two sets ``bw_min_gbps`` (an absolute floor).
     ``nccl_busbw_min_gbps`` is in GB/s (nccl-tests' busbw unit); None means not judged. ``bw_min_gbps``
-    is None when the rate is unknown and no floor is set. Raises ValueError with
+    is None when the rate is unknown and no floor is set. ``loopback``: the loopback test's, with
+    ``settings.loopback`` applied over the rest. Raises ValueError with
     ``check_settings``' messages on bad settings."""
     errors = check_settings(settings)
     if errors:
@@ -182,6 +193,8 @@ def thresholds(settings, rate_gbps, node_type=None, link_type=None):
         top = dict((k, v) for k, v in source.items() if k in LAYER_KEYS)
         layers += [top, _rate_layer(source.get("by_rate"), rate),
                    (source.get("by_node_type") or {}).get(node_type) or {} if node_type is not None else {}]
+    if loopback:
+        layers.append((settings or {}).get("loopback") or {})
     for layer in layers:
         for key in LAYER_KEYS:
             if layer.get(key) is None:

@@ -40,19 +40,32 @@ FLAGS = ("fail",)
 KINDS = ("bw", "lat")
 CHECKS = {"bw": "perftest.write_bw", "lat": "perftest.write_lat"}
 _DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_ADDRESS = re.compile(r"^[0-9A-Fa-f.:]{2,45}$")
 # a word of the NCCL launcher once {hosts} and {np} are put in: what rdma.fabric.nccl_test takes
 # (_perftest_run._SAFE_ARG: one argv item, no shell syntax or blanks)
 _LAUNCHER_WORD = re.compile(r"^[A-Za-z0-9_.,:=/+@%\-]+\Z")
 _LAUNCHER_FIELDS = {"{hosts}": "h1,h2", "{np}": "2"}
 # fabric_test_tcp_port + rail: the highest rail count we plan for
 MAX_RAILS = 32
+# the bounds of a test's time: a known-good node serves for at most this long per pair
+MAX_DURATION = 600
+MAX_TIMEOUT = 1800
+# what perftest needs besides the test time (its sleep(1), the exchange, GPU set-up)
+TIMEOUT_MARGIN = 10
+# the loopback test per HCA (server and client on the node): auto where the pair tests are short
+LOOPBACK = ("auto", "always", "never")
+LOOPBACK_CHECKS = {"bw": "perftest.loopback_write_bw", "lat": "perftest.loopback_write_lat"}
+# the settings of a node that decide how it is judged or how long its peers serve: each node's own
+# inventory values, carried in its node record (never the first play host's for all)
+NODE_SETTINGS = ("thresholds", "node_type", "duration", "timeout", "group", "loopback", "peers")
 
 
 def settings(variables):
-    """The role's settings (keys without ``fabric_test_``), ``host`` and ``address``."""
+    """The role's settings (keys without ``fabric_test_``), ``host`` and ``ansible_host``
+    (``address`` stays what the inventory set: empty means decided per node, see :func:`node`)."""
     out = role_settings(variables, PREFIX, FLAGS)
     out["host"] = variables.get("inventory_hostname")
-    out["address"] = out.get("address") or variables.get("ansible_host") or out["host"]
+    out["ansible_host"] = variables.get("ansible_host") or ""
     return out
 
 
@@ -69,10 +82,15 @@ def config_errors(settings):
     kinds = settings.get("kinds")
     if not isinstance(kinds, list) or not kinds or any(k not in KINDS for k in kinds) or len(set(kinds)) != len(kinds):
         bad("kinds", "expected a list of distinct tests out of %s" % ", ".join(KINDS))
-    for name, low in (("duration", 1), ("timeout", 0)):
+    for name, low, high in (("duration", 1, MAX_DURATION), ("timeout", 0, MAX_TIMEOUT)):
         value = settings.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or value > 3600:
-            bad(name, "expected whole seconds from %d to 3600" % low)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or value > high:
+            bad(name, "expected whole seconds from %d to %d" % (low, high))
+    duration, timeout = settings.get("duration"), settings.get("timeout")
+    if isinstance(duration, int) and isinstance(timeout, int) and 0 < timeout < duration + TIMEOUT_MARGIN \
+            and not isinstance(timeout, bool):
+        bad("timeout", "shorter than the test can take: fabric_test_duration=%r plus perftest's set-up needs at least "
+            "%d s (0 is the duration plus 20)" % (duration, duration + TIMEOUT_MARGIN))
     port = settings.get("tcp_port")
     if not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535 - MAX_RAILS:
         bad("tcp_port", "expected a TCP port from 1024 to %d (rail i uses the port plus i)" % (65535 - MAX_RAILS))
@@ -84,8 +102,14 @@ def config_errors(settings):
     elif len(devices) > MAX_RAILS:
         bad("devices", "at most %d rails" % MAX_RAILS)
     address = settings.get("address")
-    if not isinstance(address, str) or not address or any(c.isspace() for c in address):
-        bad("address", "expected a host name or address without spaces")
+    if not isinstance(address, str) or any(c.isspace() or ord(c) < 32 for c in address) or address.startswith("-") \
+            or len(address) > 253:
+        bad("address", "expected a host name or address without spaces, or empty (decided per node)")
+    group = settings.get("group")
+    if not isinstance(group, str) or len(group) > 64 or any(ord(c) < 32 for c in group):
+        bad("group", "expected a group name (up to 64 printable characters), or empty (by rail count and node type)")
+    if settings.get("loopback") not in LOOPBACK:
+        bad("loopback", "expected one of %s" % ", ".join(LOOPBACK))
     leaves = settings.get("leaves")
     if not isinstance(leaves, dict) or any(not isinstance(v, (str, dict)) for v in leaves.values()):
         bad("leaves", "expected {node: leaf} or {node: {rail: leaf}}")
@@ -108,8 +132,9 @@ def config_errors(settings):
     if not isinstance(report_dir, str) or not report_dir or any(c in report_dir for c in "\r\n\x00"):
         bad("report_dir", "expected a directory on the controller")
     verdict_file = settings.get("verdict_file")
-    if verdict_file and (not isinstance(verdict_file, str) or not verdict_file.startswith("/") or "\n" in verdict_file):
-        bad("verdict_file", "expected an absolute path, or empty for none")
+    if verdict_file and (not isinstance(verdict_file, str) or not verdict_file.startswith("/") or "\n" in verdict_file
+                         or "\x00" in verdict_file or ".." in verdict_file.split("/")):
+        bad("verdict_file", "expected an absolute path without .. components, or empty for none")
     node_type = settings.get("node_type")
     if not isinstance(node_type, str):
         bad("node_type", "expected a node type name (a key of fabric_test_thresholds.by_node_type)")
@@ -145,14 +170,67 @@ def _fabric_ports(gathered):
     return sorted((p for p in ports if p["link_layer"] == layer), key=natural)
 
 
-def node(host, spec, gathered):
-    """``{host, address, rails, error}`` of one node from its gathered facts: ``rails`` in rail
-    order, each ``{rail, device, ib_port, link_layer, rate_gbps, gid_index, state, numa_node}``;
-    ``error`` (the node cannot be tested: no RDMA device, a named device it does not have, no
-    perftest) is None otherwise."""
+def _address(host, settings, gathered):
+    """``(address, source)``: where peers reach the node for perftest's TCP exchange, decided per
+    node without name resolution on the peers' side: ``fabric_test_address``, else ``ansible_host``,
+    else the address the node's own facts give (the IPv4 of its default route's interface,
+    rdma.fabric.perftest ``gathered.address``), else the inventory name (resolved by the peers)."""
+    if settings.get("address"):
+        return settings["address"], "fabric_test_address"
+    if settings.get("ansible_host") and settings.get("ansible_host") != host:
+        return settings["ansible_host"], "ansible_host"
+    own = (gathered or {}).get("address") if isinstance(gathered, dict) else None
+    if isinstance(own, str) and _ADDRESS.match(own):
+        return own, "the node's default-route address"
+    return host, "the inventory name"
+
+
+def _unmet(host, settings, rails):
+    """Thresholds of the node's own inventory that no rail can ever meet (a floor above the port's
+    rate), each naming fabric_test_thresholds and the value; [] when every one can be met."""
+    errors = []
+    given = settings.get("thresholds") or {}
+    for rail in rails:
+        rate = rail.get("rate_gbps")
+        if not isinstance(rate, (int, float)) or rate <= 0:
+            continue
+        for loopback in (False, True):
+            try:
+                thr = _acceptance.thresholds(given, rate, settings.get("node_type") or None, rail.get("link_layer"),
+                                             loopback=loopback)
+            except ValueError:
+                return errors          # config_errors names the bad value
+            if thr.get("bw_min_gbps") is not None and thr["bw_min_gbps"] > rate:
+                errors.append("fabric_test_thresholds=%r: a bandwidth floor of %s Gb/s%s is above rail %d's port rate "
+                              "(%s, %s Gb/s): it can never be met" % (given, _num(thr["bw_min_gbps"]),
+                                                                      " (loopback)" if loopback else "", rail["rail"],
+                                                                      rail["device"], _num(rate)))
+                return errors
+    return errors
+
+
+def node(host, spec, gathered, fact_names=()):
+    """``{host, address, address_source, rails, error, settings, group}`` of one node from its
+    gathered facts: ``rails`` in rail order, each ``{rail, device, ib_port, link_layer, rate_gbps,
+    gid_index, state, numa_node}``; ``settings`` the node's own inventory values that decide how it
+    is judged (NODE_SETTINGS); ``error`` (the node cannot be tested: no RDMA device, a named device
+    it does not have, no perftest, a threshold it can never meet, facts that set its fabric_test_*
+    variables) is None otherwise. ``fact_names``: the names of the node's facts
+    (``ansible_facts.keys()``): a module's output on the node can set facts, and facts override the
+    inventory; a node whose facts set a ``fabric_test_*`` variable is refused, never judged by its
+    own values."""
     settings = spec["settings"]
-    out = {"host": host, "address": settings.get("address") or host, "rails": [], "error": None,
-           "node_type": settings.get("node_type") or "", "gpus": 0}
+    address, source = _address(host, settings, gathered if isinstance(gathered, dict) else None)
+    if isinstance(gathered, dict) and isinstance(gathered.get("gathered"), dict):
+        address, source = _address(host, settings, gathered["gathered"])
+    out = {"host": host, "address": address, "address_source": source, "rails": [], "error": None,
+           "node_type": settings.get("node_type") or "", "gpus": 0,
+           "settings": dict((key, settings.get(key)) for key in NODE_SETTINGS)}
+    forged = sorted(name for name in fact_names or () if isinstance(name, str) and name.startswith(PREFIX))
+    if forged:
+        out["error"] = ("%s: its facts set %s (from a module's output on the node; facts override the inventory): "
+                        "refused, a node is judged by its inventory values only" % (host, ", ".join(forged)))
+        return out
     if not isinstance(gathered, dict) or gathered.get("failed"):
         out["error"] = "the node's rails could not be read: %s" % ((gathered or {}).get("msg") or "no result")
         return out
@@ -184,7 +262,26 @@ def node(host, spec, gathered):
                              "link_layer": port.get("link_layer"), "rate_gbps": port.get("rate_gbps"),
                              "gid_index": port.get("gid_index"), "state": port.get("state"),
                              "numa_node": port.get("numa_node")})
+    unmet = _unmet(host, settings, out["rails"])
+    if unmet and not out["error"]:
+        out["error"] = unmet[0]
+    out["group"] = group_of(out)
     return out
+
+
+def group_of(node):
+    """The group a node is planned in: nodes of one group reach each other on every rail i. Its
+    fabric (the rails' link layer: pairs never cross fabrics) and ``fabric_test_group`` where the
+    inventory sets it, else the rail count and the node type (a 2-rail node never meets an
+    8-rail one: their rails are on different networks)."""
+    fabric = fabric_of(node)
+    settings = node.get("settings") or {}
+    if settings.get("group"):
+        return "%s/%s" % (fabric, settings["group"])
+    label = "%s/%d rails" % (fabric, len(node.get("rails") or []))
+    if node.get("node_type"):
+        label += "/%s" % node["node_type"]
+    return label
 
 
 def _tests(rails, base_port, peer=None):
@@ -200,27 +297,61 @@ def _tests(rails, base_port, peer=None):
     return tests
 
 
-def pair(nodes, spec, server, client, rails=None):
+def _judged(nodes, server, client, known_good=()):
+    """The end whose inventory values judge a pair: the end that is not known-good, else the client."""
+    good = set(known_good or ())
+    if server not in good and client in good:
+        return server
+    return client
+
+
+def _pair_times(nodes, hosts):
+    """``(duration, timeout)`` of a pair from the inventory values of its judged nodes, within the
+    limits config_errors enforces (a known-good node never serves longer than that)."""
+    durations, timeouts = [], []
+    for host in hosts:
+        settings = (nodes.get(host) or {}).get("settings") or {}
+        duration, timeout = settings.get("duration"), settings.get("timeout")
+        if isinstance(duration, int) and not isinstance(duration, bool):
+            durations.append(min(max(duration, 1), MAX_DURATION))
+        if isinstance(timeout, int) and not isinstance(timeout, bool):
+            timeouts.append(min(max(timeout, 0), MAX_TIMEOUT))
+    duration = max(durations) if durations else 10
+    timeout = max(timeouts) if timeouts else 0
+    if timeout and timeout < duration + TIMEOUT_MARGIN:
+        timeout = duration + TIMEOUT_MARGIN
+    return duration, timeout
+
+
+def pair(nodes, spec, server, client, rails=None, driver=None, known_good=()):
     """One round entry: the server's and the client's tests, rail i against rail i (the rails
-    both have, or ``rails``), each rail on its own TCP port."""
+    both have, or ``rails``), each rail on its own TCP port. ``driver``: the play host that runs
+    the pair's tasks (its server and its client are delegated). ``server == client`` is the
+    loopback test of a node: both ends on its own HCAs."""
     base = spec["settings"]["tcp_port"]
     count = min(len(nodes[server]["rails"]), len(nodes[client]["rails"]))
     chosen = sorted(r for r in (rails if rails is not None else range(count)) if r < count)
-    return {"server": server, "server_address": nodes[server]["address"], "rails": chosen,
+    judged = [h for h in (server, client) if h not in set(known_good or ())] or [client]
+    duration, timeout = _pair_times(nodes, judged)
+    return {"server": server, "client": client, "driver": driver or client, "loopback": server == client,
+            "server_address": nodes[server]["address"], "rails": chosen, "duration": duration, "timeout": timeout,
             "server_tests": _tests([nodes[server]["rails"][r] for r in chosen], base),
             "client_tests": _tests([nodes[client]["rails"][r] for r in chosen], base, nodes[server]["address"])}
 
 
 def _round(nodes, spec, pairs, known_good=()):
-    """``{client: pair}``; the client drives the pair from its own play host, so a known-good
-    node (which may be outside the play) serves whenever its peer is not known-good."""
+    """``{driver: pair}``. Who witnesses a rail: where one end is known-good, the known-good end
+    runs the side that measures (the ``ib_write_bw`` client: its server only prints the client's
+    report), so that a figure the candidate alone produced never admits it; the candidate, a play
+    host, drives the pair (a known-good node may be outside the play). Elsewhere the client drives."""
     out = {}
     good = set(known_good or ())
     for entry in pairs:
         server, client = entry[0], entry[1]
-        if client in good and server not in good:
+        if server in good and client not in good:
             server, client = client, server
-        out[client] = pair(nodes, spec, server, client, entry[2] if len(entry) > 2 else None)
+        driver = server if (client in good and server not in good) else client
+        out[driver] = pair(nodes, spec, server, client, entry[2] if len(entry) > 2 else None, driver, known_good)
     return out
 
 
@@ -234,41 +365,79 @@ def fabric_of(node):
     return (node.get("rails") or [{}])[0].get("link_layer") or "unknown"
 
 
+def _peers_wanted(nodes, hosts, default):
+    values = [(nodes[h].get("settings") or {}).get("peers") for h in hosts]
+    values = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v >= 1]
+    return max(values) if values else default
+
+
+def _loopback_wanted(node, owed):
+    mode = (node.get("settings") or {}).get("loopback") or "auto"
+    return mode == "always" or (mode == "auto" and owed > 0)
+
+
 def plan(nodes, spec, known_good=()):
-    """``{rounds, nodes}``: the fleet's pair rounds, planned per fabric (a RoCE node is never
-    paired with an InfiniBand one), and the nodes, where a node its fabric cannot pair (too few
-    peers, too few known-good ones) carries the planner's error naming ``fabric_test_peers``.
-    Without ``known_good`` every testable node meets ``peers`` distinct peers of its fabric
-    (_acceptance.plan_rounds, pairs across leaves where known); with it every other node meets
-    ``peers`` distinct known-good nodes of its fabric (_acceptance.onboard_rounds). The rounds of
-    the fabrics run side by side (round i of each in round i)."""
-    k = spec["settings"]["peers"]
+    """``{rounds, nodes}``: the fleet's pair rounds, planned per group (:func:`group_of`: a RoCE
+    node never meets an InfiniBand one, a 2-rail node never an 8-rail one, ``fabric_test_group``
+    overrides), and the nodes. Without ``known_good`` every testable node meets ``peers``
+    distinct peers of its group (_acceptance.plan_rounds, pairs across leaves where known); with it
+    every other node meets ``peers`` distinct known-good nodes of its group
+    (_acceptance.onboard_rounds). A group smaller than that is no error: its nodes meet the peers
+    there are, each node's record says how many peer tests are ``owed``, and (``fabric_test_loopback:
+    auto``) each then runs the loopback test per HCA, server and client on the node itself. The
+    rounds of the groups run side by side (round i of each in round i); a loopback joins the first
+    round its node is free in."""
+    k_default = spec["settings"]["peers"]
     nodes = dict((h, dict(n)) for h, n in nodes.items())
     good_set = set(known_good or ())
     groups = {}
     for host in testable(nodes):
-        groups.setdefault(fabric_of(nodes[host]), []).append(host)
+        nodes[host]["group"] = group_of(nodes[host])
+        groups.setdefault(nodes[host]["group"], []).append(host)
     merged = []
-    for fabric in sorted(groups):
-        hosts = groups[fabric]
+    loopbacks = []
+    for group in sorted(groups):
+        hosts = groups[group]
         good = [h for h in hosts if h in good_set]
-        try:
+        judged = [h for h in hosts if h not in good_set] if known_good else hosts
+        if not judged:
+            continue
+        k = _peers_wanted(nodes, judged, k_default)
+        available = len(good) if known_good else len(hosts) - 1
+        k_eff = min(k, available)
+        planned = []
+        if k_eff >= 1:
             if known_good:
-                new = [h for h in hosts if h not in good_set]
-                planned = _acceptance.onboard_rounds(new, good, k) if new else []
+                planned = _acceptance.onboard_rounds(judged, good, k_eff)
             else:
                 leaves = dict((h, v) for h, v in (spec["settings"].get("leaves") or {}).items() if h in set(hosts))
-                planned = _acceptance.plan_rounds(hosts, k, leaves or None)
-        except ValueError as exc:
-            for host in hosts:
-                if host not in good_set:
-                    nodes[host]["error"] = "%s fabric of %d node(s): %s" % (fabric, len(hosts), exc)
-            continue
+                planned = _acceptance.plan_rounds(hosts, k_eff, leaves or None)
+        for host in judged:
+            nodes[host]["peers_planned"] = k_eff
+            nodes[host]["owed"] = k - k_eff
+            if k - k_eff > 0:
+                nodes[host]["owed_reason"] = (
+                    "%d of fabric_test_peers=%d pair tests owed: the group %s has %s" % (
+                        k - k_eff, k, group, "no known-good node" if known_good and not good else
+                        "%d known-good node%s" % (len(good), "" if len(good) == 1 else "s") if known_good else
+                        "%d other node%s" % (len(hosts) - 1, "" if len(hosts) == 2 else "s")))
+            if _loopback_wanted(nodes[host], k - k_eff):
+                loopbacks.append(host)
+                nodes[host]["loopback"] = True
         for index, entries in enumerate(planned):
             if index == len(merged):
                 merged.append([])
             merged[index].extend(entries)
-    return {"rounds": [_round(nodes, spec, r, known_good) for r in merged], "nodes": nodes}
+    rounds = [_round(nodes, spec, r, known_good) for r in merged]
+    for host in loopbacks:
+        for index, entries in enumerate(rounds):
+            busy = set(h for e in entries.values() for h in (e["server"], e["client"], e["driver"]))
+            if host not in busy:
+                entries[host] = pair(nodes, spec, host, host, None, host, known_good)
+                break
+        else:
+            rounds.append({host: pair(nodes, spec, host, host, None, host, known_good)})
+    return {"rounds": rounds, "nodes": nodes}
 
 
 def rounds(nodes, spec, known_good=()):
@@ -276,43 +445,52 @@ def rounds(nodes, spec, known_good=()):
     return plan(nodes, spec, known_good)["rounds"]
 
 
-def _threshold(nodes, spec, server, client, rail):
-    rates = [nodes[h]["rails"][rail].get("rate_gbps") for h in (server, client)]
+def _threshold(nodes, spec, server, client, rail, known_good=()):
+    """``(rate, thresholds)`` of one rail of a pair, from the judged node's own inventory values
+    (its ``fabric_test_thresholds`` and node type, never the first play host's). The rate: the
+    known-good end's where there is one (a candidate's self-reported rate never sets its own bar),
+    else the faster end's (a port that trained below its peer's rate must not lower the bar)."""
+    judged = _judged(nodes, server, client, known_good)
+    good = [h for h in (server, client) if h in set(known_good or ()) and h != judged]
+    sources = good or [server, client]
+    rates = [nodes[h]["rails"][rail].get("rate_gbps") for h in sources]
     rates = [r for r in rates if isinstance(r, (int, float)) and r > 0]
-    # the faster end's rate: a port that trained below its peer's rate must not lower the bar
     rate = max(rates) if rates else None
-    return rate, _acceptance.thresholds(spec["settings"].get("thresholds") or {}, rate,
-                                        nodes[client].get("node_type") or None,
-                                        nodes[client]["rails"][rail].get("link_layer"))
+    settings = nodes[judged].get("settings") or spec["settings"]
+    return rate, _acceptance.thresholds(settings.get("thresholds") or {}, rate, settings.get("node_type") or None,
+                                        nodes[judged]["rails"][rail].get("link_layer"), loopback=server == client)
 
 
-def rows(nodes, spec, outcomes, phase="round"):
+def rows(nodes, spec, outcomes, phase="round", known_good=()):
     """Every test of a round as a row for _acceptance.verdicts: ``{server, client, rail, check,
     ok, figure, expected, error, phase}``. ``outcomes``: ``[{client, server, client_results,
     server_results}]`` (perftest ``results`` of the client and of the server's collect). A test
     the client did not report (the server could not start, the client host failed) is a failed
-    row with the reason, never a pass."""
+    row with the reason, never a pass. The figure is the client's, the side that measures; a
+    loopback (server and client the same node) is a ``perftest.loopback_*`` row."""
     out = []
     kinds = spec["settings"]["kinds"]
     for outcome in outcomes:
         client, server = outcome["client"], outcome["server"]
+        checks = LOOPBACK_CHECKS if client == server else CHECKS
         planned = outcome.get("rails") or []
         by_key = dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("client_results") or [])
         served = dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("server_results") or [])
         for rail in planned:
-            rate, thr = _threshold(nodes, spec, server, client, rail)
+            rate, thr = _threshold(nodes, spec, server, client, rail, known_good)
             for kind in kinds:
-                row = {"server": server, "client": client, "rail": rail, "check": CHECKS[kind], "phase": phase,
+                row = {"server": server, "client": client, "rail": rail, "check": checks[kind], "phase": phase,
                        "ok": False, "figure": None, "error": None, "rate_gbps": rate,
                        "device": nodes[client]["rails"][rail]["device"],
                        "peer_device": nodes[server]["rails"][rail]["device"]}
                 result = by_key.get((rail, kind))
+                row["expected"] = _expected(kind, thr)
                 if result is None:
                     row["error"] = outcome.get("error") or "the client reported no %s result" % kind
-                    row["expected"] = _expected(kind, thr)
                     out.append(row)
                     continue
-                row["expected"] = _expected(kind, thr)
+                row["pinning"] = result.get("pinning")
+                row["gpu"] = result.get("gpu")
                 if not result.get("ok"):
                     # both ends' own words: a down port on the server side shows only there (its
                     # client just cannot connect)
@@ -323,7 +501,8 @@ def rows(nodes, spec, outcomes, phase="round"):
                         if len(said) > 1 else (said[0] if said else "rc=%s" % result.get("rc"))
                 elif kind == "bw":
                     row["figure"] = result.get("bw_gbps")
-                    row["ok"] = row["figure"] is not None and row["figure"] >= thr["bw_min_gbps"]
+                    row["ok"] = row["figure"] is not None and thr["bw_min_gbps"] is not None \
+                        and row["figure"] >= thr["bw_min_gbps"]
                 else:
                     row["figure"] = result.get("lat_typical_us")
                     row["ok"] = row["figure"] is not None and row["figure"] <= thr["lat_max_us"]
@@ -345,8 +524,10 @@ def _num(value):
 
 def isolation(nodes, spec, all_rows, known_good=()):
     """The retest rounds: each node of a pair that failed a rail against a node that passed
-    that rail (_acceptance.isolation_rounds); [] when nothing failed."""
+    that rail (_acceptance.isolation_rounds); [] when nothing failed. A loopback row names its
+    node by itself: it is never retested."""
     failed, passed = {}, {}
+    all_rows = [row for row in all_rows if row["server"] != row["client"]]
     for row in all_rows:
         key = (row["server"], row["client"])
         if row["ok"]:
@@ -388,7 +569,8 @@ def _nccl_findings(nodes, spec, outcome, judged, known_good, findings, skipped):
             skipped.append({"host": host, "check": "nccl.all_reduce", "subject": subject,
                             "reason": result.get("reason") or result.get("msg") or "the NCCL test did not run"})
         return
-    thr = _acceptance.thresholds(spec["settings"].get("thresholds") or {}, None,
+    own = nodes[client].get("settings") or spec["settings"]
+    thr = _acceptance.thresholds(own.get("thresholds") or {}, None,
                                  nodes[client].get("node_type") or None)["nccl_busbw_min_gbps"]
     figure = result.get("avg_busbw_gbps")
     if result.get("ok") and (thr is None or (figure is not None and figure >= thr)):
@@ -401,22 +583,50 @@ def _nccl_findings(nodes, spec, outcome, judged, known_good, findings, skipped):
                                  "run the pair's perftest rows first: a rail that fails there fails NCCL"))
 
 
+def _loopback_findings(nodes, rows_, judged, findings):
+    for row in rows_:
+        host = row["client"]
+        if row["ok"] or host not in judged:
+            continue
+        figure = row.get("figure")
+        unit = "Gb/s" if row["check"] == LOOPBACK_CHECKS["bw"] else "us"
+        what = row.get("error") or ("%s %s" % (_num(round(figure, 2)), unit) if isinstance(figure, (int, float))
+                                    else "no figure")
+        findings.append(_finding(
+            host, row["check"], "rail%s/%s loopback" % (row["rail"], row.get("device")), row.get("expected") or "pass",
+            "fail: %s" % what, "the HCA's loopback (server and client on the node, its PCIe%s path) fails on its own"
+            % (" and GPU" if (nodes.get(host) or {}).get("gpus") else ""),
+            "check the HCA %s (rail %s): its PCIe link, firmware and GPU path; then run the fabric test again"
+            % (row.get("device"), row["rail"])))
+
+
 def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
-    """``{passed: [hosts], failed: {host: [findings]}, findings, skipped}``: the verdict of every
-    host of ``judged`` (known-good nodes serve but are not judged). A node that cannot be tested
-    fails with the reason; a rail a node failed with nodes that passed it fails the node, named
-    with the rail, the device, the figure and the peers."""
+    """``{passed: [hosts], failed: {host: [findings]}, findings, skipped, provisional}``: the
+    verdict of every host of ``judged`` (known-good nodes serve but are not judged). A node that
+    cannot be tested fails with the reason; a rail a node failed with nodes that passed it fails the
+    node, named with the rail, the device, the figure and the peers; a failed loopback fails it.
+    A node that passes with pair tests still owed (a group smaller than ``fabric_test_peers``) is
+    in ``provisional`` with the count and the reason, and a skipped record says so: passed on a
+    loopback alone, a node is admitted provisionally."""
     findings, skipped = [], []
     for host in judged:
         error = (nodes.get(host) or {}).get("error")
         if error:
             findings.append(_finding(host, "fabric_test.node", host, "testable", error,
                                      "the node has no rail that can be tested", "ansible HOST -m rdma.fabric.perftest"))
+    tested = set(h for row in all_rows for h in (row["server"], row["client"]))
+    for host in judged:
+        if host not in tested and not (nodes.get(host) or {}).get("error"):
+            findings.append(_finding(host, "fabric_test.node", host, "at least one test", "no test ran",
+                                     "the plan gave the node no pair and no loopback test (fabric_test_loopback: never "
+                                     "in a group with no peer?)", "set fabric_test_loopback: auto, or add peers"))
+    pair_rows = [row for row in all_rows if row["server"] != row["client"]]
+    _loopback_findings(nodes, [row for row in all_rows if row["server"] == row["client"]], judged, findings)
     expected = {}
-    for row in all_rows:
+    for row in pair_rows:
         expected.setdefault((row["client"], row["rail"], row["check"]), row.get("expected"))
         expected.setdefault((row["server"], row["rail"], row["check"]), row.get("expected"))
-    for item in _acceptance.verdicts(all_rows):
+    for item in _acceptance.verdicts(pair_rows):
         host = item["node"]
         if item["verdict"] == "pass" or host not in judged or host in set(known_good or ()):
             continue
@@ -447,11 +657,55 @@ def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
             if not (nodes.get(host) or {}).get("error"):
                 skipped.append({"host": host, "check": "nccl.all_reduce", "subject": "pairs",
                                 "reason": "no launcher configured (fabric_test_nccl_launcher): the NCCL test did not run"})
+    provisional = {}
+    for host in judged:
+        node_ = nodes.get(host) or {}
+        if node_.get("error") or not node_.get("owed"):
+            continue
+        provisional[host] = {"owed": node_["owed"], "peers_tested": node_.get("peers_planned") or 0,
+                             "reason": node_.get("owed_reason") or "", "loopback": bool(node_.get("loopback"))}
+        skipped.append({"host": host, "check": "perftest.pair", "subject": "peers",
+                        "reason": "%s%s" % (node_.get("owed_reason") or "%d pair tests owed" % node_["owed"],
+                                            "; the loopback test stands in until then" if node_.get("loopback")
+                                            else "")})
     failed = {}
     for finding in findings:
         failed.setdefault(finding["host"], []).append(finding)
     passed = [h for h in judged if h not in failed]
-    return {"passed": sorted(passed), "failed": failed, "findings": findings, "skipped": skipped}
+    provisional = dict((h, v) for h, v in provisional.items() if h not in failed)
+    return {"passed": sorted(passed), "failed": failed, "findings": findings, "skipped": skipped,
+            "provisional": provisional, "nodes": results(nodes, all_rows, judged, failed, provisional)}
+
+
+def results(nodes, all_rows, judged, failed=None, provisional=None):
+    """One line per judged node for the recap: its group, address (and where it came from), rails,
+    the lowest bandwidth and the highest latency its tests measured (pair tests and loopback apart),
+    its peers, GPU memory or not, pinning, and its verdict."""
+    out = []
+    for host in sorted(judged):
+        node_ = nodes.get(host) or {}
+        mine = [r for r in all_rows if host in (r["server"], r["client"])]
+        pairs = [r for r in mine if r["server"] != r["client"]]
+        loops = [r for r in mine if r["server"] == r["client"]]
+
+        def low(rows_, check):
+            values = [r["figure"] for r in rows_ if r["check"] == check and isinstance(r.get("figure"), (int, float))]
+            return _num(round(min(values), 1)) if values else "-"
+
+        def high(rows_, check):
+            values = [r["figure"] for r in rows_ if r["check"] == check and isinstance(r.get("figure"), (int, float))]
+            return _num(round(max(values), 2)) if values else "-"
+        pinned = sorted(set(str(r.get("pinning") or "none").split(":")[0] for r in mine if r["client"] == host))
+        verdict_ = "fail" if host in (failed or {}) else "pass (provisional)" if host in (provisional or {}) else "pass"
+        out.append({"host": host, "group": node_.get("group") or "-", "address": node_.get("address") or "-",
+                    "rails": len(node_.get("rails") or []),
+                    "bw_gbps": low(pairs, CHECKS["bw"]), "lat_us": high(pairs, CHECKS["lat"]),
+                    "loopback_bw_gbps": low(loops, LOOPBACK_CHECKS["bw"]),
+                    "peers": ",".join(sorted(set(r["server"] if r["client"] == host else r["client"] for r in pairs)))
+                    or "-", "owed": node_.get("owed") or 0,
+                    "gpu_memory": "yes" if any(r.get("gpu") for r in mine) else "no",
+                    "pinning": ",".join(pinned) or "-", "verdict": verdict_})
+    return out
 
 
 def _finding(host, check, subject, expected, actual, diagnosis, remedy, severity="error"):

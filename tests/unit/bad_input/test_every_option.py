@@ -361,6 +361,13 @@ ROLE_CASES = {
         ("fabric_test_report_dir", {"fabric_test_report_dir": ""}, ["fabric_test_report_dir", "''"]),
         ("fabric_test_verdict_file", {"fabric_test_verdict_file": "var/fabric-test.json"},
          ["fabric_test_verdict_file", "var/fabric-test.json"]),
+        ("fabric_test_verdict_file", {"fabric_test_verdict_file": "/var/lib/../../etc/cron.d/x"},
+         ["fabric_test_verdict_file", "/var/lib/../../etc/cron.d/x", ".."]),
+        ("fabric_test_group", {"fabric_test_group": "pod\x1b[2J"}, ["fabric_test_group", "pod"]),
+        ("fabric_test_loopback", {"fabric_test_loopback": "sometimes"}, ["fabric_test_loopback", "sometimes"]),
+        ("fabric_test_timeout", {"fabric_test_duration": 30, "fabric_test_timeout": 20},
+         ["fabric_test_timeout=20", "shorter than the test"]),
+        ("fabric_test_duration", {"fabric_test_duration": 86400}, ["fabric_test_duration=86400"]),
     ],
     "gpudirect": [
         ("gpudirect_kernel_arguments.value", {"gpudirect_kernel_arguments": [{"name": "iommu", "value": "pt\n"}]},

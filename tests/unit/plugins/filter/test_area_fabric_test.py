@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 DEFAULTS = {"peers": 2, "kinds": ["bw", "lat"], "duration": 2, "timeout": 0, "devices": [], "tcp_port": 18515,
             "address": "x", "use_cuda": "auto", "leaves": {}, "thresholds": {}, "node_type": "", "known_good": [],
             "nccl_launcher": [], "report_dir": "/tmp/r", "verdict_file": "/var/lib/rdma-fabric/fabric-test.json",
-            "fail": True}
+            "fail": True, "group": "", "loopback": "auto", "ansible_host": ""}
 
 
 def spec(**over):
@@ -28,8 +28,10 @@ def gathered(rails=2, layer="Ethernet", rate=100, extra=()):
                                       "timeout": "/usr/bin/timeout"}, "gpus": 0, "peermem": False}
 
 
-def nodes_of(hosts, **kw):
-    return dict((h, F.node(h, {"settings": dict(DEFAULTS, address=h + ".lab")}, gathered(**kw))) for h in hosts)
+def nodes_of(hosts, settings=None, **kw):
+    """Nodes planned from each node's own inventory values (DEFAULTS and ``settings``)."""
+    return dict((h, F.node(h, {"settings": dict(DEFAULTS, address=h + ".lab", **(settings or {}))}, gathered(**kw)))
+                for h in hosts)
 
 
 def test_node_picks_the_fabric_link_layer_in_natural_order():
@@ -87,22 +89,37 @@ def test_rounds_every_node_meets_two_peers_each_rail_on_its_port():
     assert all(len(p) >= 2 for p in peers.values()) and len(rounds) <= 3
 
 
-def test_too_many_peers_is_each_nodes_error_naming_the_variable():
-    planned = step(nodes_of(["a", "b", "c"]), "plan", spec(peers=3))
-    assert planned["rounds"] == []
-    assert all("fabric_test_peers=3" in n["error"] for n in planned["nodes"].values())
+def test_a_group_smaller_than_peers_tests_the_peers_there_are_plus_the_loopback():
+    planned = step(nodes_of(["a", "b", "c"], {"peers": 3}), "plan", spec())
+    assert all(n["error"] is None for n in planned["nodes"].values())
+    assert all(n["owed"] == 1 and n["peers_planned"] == 2 and n["loopback"] for n in planned["nodes"].values())
+    met, loops = {}, []
+    for r in planned["rounds"]:
+        busy = [h for e in r.values() for h in set((e["server"], e["client"]))]
+        assert len(busy) == len(set(busy))
+        for driver, e in r.items():
+            if e["loopback"]:
+                assert e["server"] == e["client"] == driver and e["client_tests"][0]["peer"] == driver + ".lab"
+                loops.append(driver)
+            else:
+                met.setdefault(e["client"], set()).add(e["server"])
+                met.setdefault(e["server"], set()).add(e["client"])
+    assert sorted(loops) == ["a", "b", "c"] and all(len(v) == 2 for v in met.values())
     with pytest.raises(AnsibleFilterError, match="step 'bogus'"):
         step({}, "bogus", spec())
 
 
-def test_onboard_rounds_only_pair_new_with_known_good_and_the_new_node_drives():
+def test_onboard_the_known_good_node_measures_and_the_new_node_drives():
+    """#40: a figure the candidate alone produced never admits it: the known-good end runs the
+    ib_write_bw client (its server only prints the client's report), the new node drives."""
     nodes = nodes_of(["good1", "good2", "new1", "new2"])
     rounds = step(nodes, "rounds", spec(), ["good1", "good2"])
     met = {}
     for r in rounds:
-        for client, entry in r.items():
-            assert client.startswith("new") and entry["server"].startswith("good")
-            met.setdefault(client, set()).add(entry["server"])
+        for driver, entry in r.items():
+            assert driver.startswith("new") and entry["server"] == driver and entry["client"].startswith("good")
+            assert all(t["peer"] == driver + ".lab" for t in entry["client_tests"])
+            met.setdefault(driver, set()).add(entry["client"])
     assert met == {"new1": {"good1", "good2"}, "new2": {"good1", "good2"}}
 
 
@@ -117,7 +134,8 @@ def run(nodes, rounds, slow=None, phase="round"):
     """The outcomes of ``rounds`` where (host, rail) ``slow`` gets a third of the bandwidth."""
     outcomes = []
     for r in rounds:
-        for client, entry in r.items():
+        for entry in r.values():
+            client = entry["client"]
             res = []
             for rail in entry["rails"]:
                 hit = slow and slow[0] in (client, entry["server"]) and slow[1] == rail
@@ -168,7 +186,9 @@ def test_untestable_node_fails_with_the_reason_and_nccl_is_skipped_not_passed():
     nodes = nodes_of(["a", "b", "c"])
     nodes["z"] = F.node("z", spec(), {"rails": [], "tools": {}})
     s = spec()
-    verdict = step([], "verdict", s, nodes, ["a", "z"])
+    planned = step(nodes, "plan", s)
+    rows = step(run(planned["nodes"], planned["rounds"]), "rows", s, planned["nodes"])
+    verdict = step(rows, "verdict", s, planned["nodes"], ["a", "z"])
     assert list(verdict["failed"]) == ["z"] and "no RDMA device" in verdict["failed"]["z"][0]["actual"]
     assert [k["check"] for k in verdict["skipped"] if k["host"] == "a"] == ["nccl.all_reduce"]
 
@@ -191,22 +211,23 @@ def test_node_reads_the_module_result_as_registered():
 
 
 def test_nccl_pair_results_skipped_failed_or_below_the_node_type_floor():
-    nodes = nodes_of(["a", "b"])
-    s = spec(nccl_launcher=["mpirun", "--tag-output", "-np", "{np}", "-H", "{hosts}"],
-             thresholds={"by_node_type": {"lab": {"nccl_busbw_min_gbps": 40}}}, node_type="lab")
-    launcher = step({"server": "b"}, "launcher", s, nodes, "a")
+    lab = {"thresholds": {"by_node_type": {"lab": {"nccl_busbw_min_gbps": 40}}}, "node_type": "lab"}
+    nodes = nodes_of(["a", "b"], lab)
+    s = spec(nccl_launcher=["mpirun", "--tag-output", "-np", "{np}", "-H", "{hosts}"], **lab)
+    launcher = step({"server": "b", "client": "a"}, "launcher", s, nodes, "a")
     assert launcher == ["mpirun", "--tag-output", "-np", "2", "-H", "a.lab,b.lab"]
     for n in nodes.values():
         n["node_type"] = "lab"
-    skipped = step([], "verdict", s, nodes, ["a", "b"], [], [
+    rows = step(run(nodes, step(nodes, "rounds", s)), "rows", s, nodes)
+    skipped = step(rows, "verdict", s, nodes, ["a", "b"], [], [
         {"client": "a", "server": "b", "result": {"skipped": True, "reason": "mpirun not found"}}])
     assert [k["reason"] for k in skipped["skipped"]] == ["mpirun not found", "mpirun not found"]
     assert skipped["failed"] == {}
-    slow = step([], "verdict", s, nodes, ["a", "b"], [], [
+    slow = step(rows, "verdict", s, nodes, ["a", "b"], [], [
         {"client": "a", "server": "b", "result": {"ok": True, "avg_busbw_gbps": 21.5}}])
     assert sorted(slow["failed"]) == ["a", "b"] and slow["findings"][0]["actual"] == "21.5 GB/s"
     assert slow["findings"][0]["expected"] == ">= 40 GB/s bus bandwidth"
-    broken = step([], "verdict", s, nodes, ["a", "b"], ["b"], [
+    broken = step(rows, "verdict", s, nodes, ["a", "b"], ["b"], [
         {"client": "a", "server": "b", "result": {"ok": False, "error": "Test NCCL failure common.cu:1279"}}])
     assert list(broken["failed"]) == ["a"] and "NCCL failure" in broken["failed"]["a"][0]["actual"]
 
@@ -224,8 +245,119 @@ def test_pairs_never_cross_fabrics_and_a_lonely_node_is_named():
     assert all(n["error"] is None for n in planned["nodes"].values())
     lonely = dict(nodes_of(["r1"]), **dict((h, nodes[h]) for h in ["i1", "i2", "i3", "i4"]))
     planned = step(lonely, "plan", spec())
-    assert "fabric_test_peers=2" in planned["nodes"]["r1"]["error"] and "Ethernet fabric of 1 node" in \
-        planned["nodes"]["r1"]["error"]
+    # a lone node is no error: it runs the loopback test and owes its pair tests
+    r1 = planned["nodes"]["r1"]
+    assert r1["error"] is None and r1["owed"] == 2 and r1["loopback"]
+    assert "2 of fabric_test_peers=2 pair tests owed" in r1["owed_reason"] and "0 other nodes" in r1["owed_reason"]
     assert planned["nodes"]["i1"]["error"] is None and len(planned["rounds"]) == 2
+    assert planned["rounds"][0]["r1"]["loopback"] and planned["rounds"][0]["r1"]["server"] == "r1"
     verdict = step([], "verdict", spec(), planned["nodes"], ["r1"])
-    assert list(verdict["failed"]) == ["r1"]
+    assert list(verdict["failed"]) == ["r1"]      # no result: the loopback did not run, never a pass
+
+
+def test_a_mixed_inventory_is_planned_per_group_never_across():
+    """#39: a 2 x 100G node is never paired with 8 x 400G ones (its rails cannot reach theirs);
+    fabric_test_group overrides the automatic grouping."""
+    nodes = nodes_of(["h1", "h2", "h3"], rails=8, rate=400)
+    nodes.update(nodes_of(["s1"], rails=2, rate=100))
+    nodes.update(nodes_of(["i1", "i2"], rails=8, rate=400, layer="InfiniBand"))
+    planned = step(nodes, "plan", spec())
+    groups = dict((h, n["group"]) for h, n in planned["nodes"].items())
+    assert groups["h1"] == groups["h3"] == "Ethernet/8 rails" and groups["s1"] == "Ethernet/2 rails"
+    for r in planned["rounds"]:
+        for e in r.values():
+            assert groups[e["server"]] == groups[e["client"]]
+    assert planned["nodes"]["s1"]["owed"] == 2 and planned["nodes"]["s1"]["loopback"]
+    assert planned["nodes"]["h1"]["owed"] == 0 and not planned["nodes"]["h1"].get("loopback")
+    assert planned["nodes"]["i1"]["owed"] == 1
+    # two pods of one shape that do not reach each other
+    pods = nodes_of(["a1", "a2", "a3"], {"group": "pod-a"})
+    pods.update(nodes_of(["b1", "b2", "b3"], {"group": "pod-b"}))
+    planned = step(pods, "plan", spec())
+    for r in planned["rounds"]:
+        for e in r.values():
+            assert e["server"][0] == e["client"][0]
+
+
+def test_a_fleet_of_one_runs_the_loopback_per_hca_with_its_own_thresholds():
+    nodes = nodes_of(["only"], {"thresholds": {"loopback": {"bw_min_gbps": 90}}}, rails=2, rate=100)
+    planned = step(nodes, "plan", spec())
+    assert len(planned["rounds"]) == 1
+    entry = planned["rounds"][0]["only"]
+    assert entry["loopback"] and entry["server"] == entry["client"] == "only" and entry["rails"] == [0, 1]
+    assert [t["device"] for t in entry["server_tests"]] == [t["device"] for t in entry["client_tests"]]
+    outcome = run(planned["nodes"], planned["rounds"])
+    outcome[0]["client_results"][0]["bw_gbps"] = 85.0      # rail 0: 85 < 90 (the loopback floor)
+    rows = step(outcome, "rows", spec(), planned["nodes"])
+    assert [r["check"] for r in rows] == ["perftest.loopback_write_bw", "perftest.loopback_write_lat"] * 2
+    assert rows[0]["expected"] == ">= 90 Gb/s" and not rows[0]["ok"] and rows[2]["ok"]
+    verdict = step(rows, "verdict", spec(), planned["nodes"], ["only"])
+    finding = verdict["failed"]["only"][0]
+    assert finding["subject"] == "rail0/mlx5_0 loopback" and finding["actual"] == "fail: 85 Gb/s"
+    rows[0]["ok"], rows[0]["figure"] = True, 95.0
+    verdict = step(rows, "verdict", spec(), planned["nodes"], ["only"])
+    assert verdict["passed"] == ["only"] and verdict["provisional"]["only"]["owed"] == 2
+    assert json.loads(step(verdict, "verdict_file", spec(), "only"))["provisional"] is True
+    assert step(rows, "isolation", spec(), planned["nodes"]) == []
+
+
+def test_onboarding_with_no_known_good_peer_in_the_group_is_gated_by_the_loopback():
+    nodes = nodes_of(["good1"], rails=8, rate=400)
+    nodes.update(nodes_of(["new1"], rails=2, rate=100))
+    planned = step(nodes, "plan", spec(), ["good1"])
+    assert list(planned["rounds"][0]) == ["new1"] and planned["rounds"][0]["new1"]["loopback"]
+    assert "no known-good node" in planned["nodes"]["new1"]["owed_reason"]
+
+
+def test_facts_that_set_a_fabric_test_variable_refuse_the_node():
+    """#40: a module's output can carry ansible_facts, which override the inventory."""
+    node = step(gathered(), "node", spec(), "evil", ["ansible_local", "fabric_test_thresholds"])
+    assert "facts set fabric_test_thresholds" in node["error"] and "refused" in node["error"]
+    assert step(gathered(), "node", spec(), "fine", ["ansible_local", "distribution"])["error"] is None
+
+
+def test_each_node_is_judged_by_its_own_inventory_thresholds_not_the_first_hosts():
+    """#40: the run-once plan used the first play host's settings for every node."""
+    nodes = nodes_of(["a"], {"thresholds": {"bw_fraction": 0.5}})
+    nodes.update(nodes_of(["b", "c", "d"]))
+    s = spec(thresholds={"bw_fraction": 0.5})     # the first host's (a's) settings
+    planned = step(nodes, "plan", s)
+    rows = step(run(planned["nodes"], planned["rounds"], slow=("b", 0)), "rows", s, planned["nodes"])
+    slow = [r for r in rows if r["check"] == "perftest.write_bw" and r["rail"] == 0 and "b" in (r["server"], r["client"])]
+    judged_by_b = [r for r in slow if r["client"] == "b" or r["client"] != "a"]
+    assert judged_by_b and all(r["expected"] == ">= 90 Gb/s" and not r["ok"] for r in judged_by_b)
+
+
+def test_the_pair_takes_the_judged_nodes_times_within_limits():
+    nodes = nodes_of(["good"], {"duration": 5})
+    nodes.update(nodes_of(["new"], {"duration": 30, "timeout": 0}))
+    entry = step(nodes, "rounds", spec(), ["good"])[0]["new"]
+    assert entry["duration"] == 30 and entry["timeout"] == 0
+    nodes["new"]["settings"]["duration"] = 86400        # never past the limit, even if it got here
+    assert step(nodes, "rounds", spec(), ["good"])[0]["new"]["duration"] == F.MAX_DURATION
+
+
+def test_a_threshold_above_the_port_rate_is_refused_by_name():
+    node = F.node("n", spec(thresholds={"bw_min_gbps": 500}), gathered(rate=400))
+    assert "fabric_test_thresholds={'bw_min_gbps': 500}" in node["error"] and "can never be met" in node["error"]
+    node = F.node("n", spec(thresholds={"loopback": {"bw_min_gbps": 450}}), gathered(rate=400))
+    assert "(loopback)" in node["error"]
+
+
+def test_the_address_is_decided_per_node_without_name_resolution():
+    facts = dict(gathered(), address="10.88.0.7")
+    assert F.node("n", spec(address=""), facts)["address"] == "10.88.0.7"
+    assert F.node("n", spec(address=""), facts)["address_source"] == "the node's default-route address"
+    assert F.node("n", spec(address="", ansible_host="192.0.2.9"), facts)["address"] == "192.0.2.9"
+    assert F.node("n", spec(address="n.example"), facts)["address"] == "n.example"
+    assert F.node("n", spec(address=""), dict(gathered(), address="x; rm"))["address"] == "n"
+
+
+def test_the_failure_message_is_a_few_lines_and_names_the_report():
+    findings = [{"subject": "rail%d/mlx5_%d" % (i, i), "check": "perftest.write_bw", "actual": "fail: 180 Gb/s with p",
+                 "expected": ">= 360 Gb/s with a peer that passes"} for i in range(12)]
+    text = step(findings, "message", spec(), "n1", "/tmp/r")
+    lines = text.splitlines()
+    assert lines[0] == "Fabric test failed on n1: 12 findings" and len(lines) == 11
+    assert lines[1] == "- rail0/mlx5_0 perftest.write_bw: fail: 180 Gb/s with p (expected >= 360 Gb/s with a peer that passes)"
+    assert lines[-2] == "- and 4 more" and lines[-1] == "Report: /tmp/r/fabric_test.json"
