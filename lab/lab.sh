@@ -8,6 +8,8 @@
 #                     its exit code: 0 on a freshly converged lab (no finding; what cannot be read is skipped)
 #   lab/lab.sh drill  the OpenSM failover drill on the lab's SM pair (lab-sm-01/02 on ibsim)
 #   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
+#   lab/lab.sh reset HOST  the node as a new machine (a new container, nothing converged), for onboard.yml --limit HOST
+#   lab/lab.sh proof  round 3 on the running lab: ib_fabric, nic_firmware, the fabric test (its table)
 set -euo pipefail
 
 # shellcheck source=lab/env.sh
@@ -35,13 +37,7 @@ up() {
     if podman container exists "$host"; then
       podman start "$host" >/dev/null
     else
-      echo "lab: starting $host"
-      # /dev/fuse + SYS_ADMIN (+ no AppArmor mount denial): fabricsim-sysfsd serves the
-      # simulated sysfs over FUSE, so invalid writes fail with EINVAL like the kernel's
-      podman run -d --name "$host" --hostname "$host" --label "$LABEL=1" \
-        --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
-        --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
-        "$image" /sbin/init >/dev/null
+      start_node "$host" "$image"
     fi
   done
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml \
@@ -52,6 +48,7 @@ up() {
   ansible-playbook -i "$INVENTORY" playbooks/site.yml -e site_report_dir="$top/.cache/site-report"
   reboot_pending
   sms
+  proof
   cat <<MSG
 
 lab: converged. Next:
@@ -59,6 +56,11 @@ lab: converged. Next:
   podman exec lab-hgx-01 cat /etc/nccl.conf            the NCCL settings derived from its topology
   podman exec lab-hgx-01 fabricsim log --writes        every write the run made
   lab/lab.sh check                                     drift check: table and reports, fails on drift
+  ansible-playbook -i inventories/lab playbooks/fabric_test.yml      pair tests per rail (GPU memory), loopback where peers are short
+  ansible-playbook -i inventories/lab playbooks/ib_fabric.yml        IB links, counters and the cabling plan
+  ansible-playbook -i inventories/lab playbooks/nic_firmware.yml     NV config: converged, 0 writes
+  lab/lab.sh reset lab-hgx-02 && ansible-playbook -i inventories/lab playbooks/onboard.yml --limit lab-hgx-02
+                                                       a fresh node: health gate, converge, verify, admitted by the fabric test
   lab/lab.sh health                                    fabric health: findings table and reports, fails on an error
   lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
   lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
@@ -82,6 +84,46 @@ reboot_pending() {
   for host in $hosts; do
     podman exec "$host" systemctl is-system-running --wait >/dev/null || true
   done
+}
+
+start_node() {  # start_node HOST IMAGE: a new container for the lab node
+  echo "lab: starting $1"
+  # /dev/fuse + SYS_ADMIN (+ no AppArmor mount denial): fabricsim-sysfsd serves the
+  # simulated sysfs over FUSE, so invalid writes fail with EINVAL like the kernel's
+  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" \
+    --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
+    --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
+    "$2" /sbin/init >/dev/null
+}
+
+proof() {
+  # Round 3 on the freshly converged lab: the IB links and the cabling plan, the NIC firmware
+  # (converged by site.yml: 0 writes here) and the fabric test, whose table ends the recap.
+  # Each prints its own table; make lab fails when one fails.
+  local firmware="$top/lab/firmware.sh"
+  if [ -r "$firmware" ]; then
+    # shellcheck source=/dev/null
+    . "$firmware"
+    firmware_reboot_pending
+  fi
+  ansible-playbook -i "$INVENTORY" playbooks/ib_fabric.yml -e ib_fabric_report_dir="$top/.cache/ib-fabric-report"
+  ansible-playbook -i "$INVENTORY" playbooks/nic_firmware.yml
+  ansible-playbook -i "$INVENTORY" playbooks/fabric_test.yml -e fabric_test_report_dir="$top/.cache/fabric-test-report" \
+    | sed -n '/^rdma.fabric fabric test/,/^reports:/p'
+}
+
+reset() {
+  # reset HOST: the node as a new machine arrives (a new container, fabricsim loaded, nothing
+  # converged), for `playbooks/onboard.yml --limit HOST`
+  local host=$1 image
+  [ -n "$host" ] || { echo "usage: $0 reset HOST" >&2; return 2; }
+  lab_hosts | grep -qx "$host" || { echo "lab: $host is not a lab host ($(lab_hosts | tr '\n' ' '))" >&2; return 2; }
+  image=$(lab/image.sh)
+  podman rm -f "$host" >/dev/null 2>&1 || true
+  start_node "$host" "$image"
+  ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml --limit "$host" \
+    -e prepare_fabricsim_source="$top/tests/fabricsim/" >/dev/null
+  echo "lab: $host reset (fabricsim loaded, nothing converged)"
 }
 
 down() {
@@ -117,5 +159,7 @@ case "${1:-}" in
   health) shift; health "$@" ;;
   sms) sms ;;
   drill) drill ;;
-  *) echo "usage: $0 up|down|check|health|sms|drill" >&2; exit 2 ;;
+  reset) reset "${2:-}" ;;
+  proof) proof ;;
+  *) echo "usage: $0 up|down|check|health|sms|drill|reset HOST|proof" >&2; exit 2 ;;
 esac

@@ -242,6 +242,11 @@ gathered:
     peermem:
       description: Whether a peer-memory module (C(nvidia_peermem), C(nv_peer_mem)) is loaded.
       type: bool
+    address:
+      description:
+        - The IPv4 address of the interface of the node's default route (C(/proc/net/route)), or null; where the fabric
+          test's peers reach the node without name resolution (rdma.fabric.fabric_test's C(fabric_test_address)).
+      type: str
 jobs:
   description: The server jobs started, one per test.
   returned: when O(state=server)

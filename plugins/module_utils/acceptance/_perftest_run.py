@@ -44,6 +44,7 @@ import uuid
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rdma
+from ansible_collections.rdma.fabric.plugins.module_utils.facts import _node_address
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import C_LOCALE, read_sysfs, sysfs_path
 
 KINDS = ("bw", "lat")
@@ -313,11 +314,12 @@ def gather(module):
     gpus = len(facts["gpus"]) if facts["gpus"] else _proc_gpus()
     return {"rails": rails, "tools": dict((k.replace("-", "_"), v) for k, v in tools.items()),
             "gpus": gpus, "peermem": _peermem(), "gpu_list": facts["gpus"], "errors": facts["errors"],
+            "address": _node_address.node_address(),
             "_paths": tools}
 
 
 def public_facts(node):
-    return dict((key, node[key]) for key in ("rails", "tools", "gpus", "peermem"))
+    return dict((key, node[key]) for key in ("rails", "tools", "gpus", "peermem", "address"))
 
 
 def find_rail(node, test, position):

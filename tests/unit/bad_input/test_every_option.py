@@ -229,6 +229,7 @@ MODULE_CASES = {
         ("timeout", {"timeout": 0}, ["timeout=0"]),
         ("extra_args", {"extra_args": ["-s", "1; reboot"]}, ["extra_args[1]", "1; reboot"]),
         ("job_dir", dict(_pt(), job_dir="jobs"), ["job_dir=", "jobs"]),
+        ("bind_address", dict(_pt(), bind_address="::1"), ["bind_address='::1'"]),
         ("running_config", {"state": "parsed", "running_config": GARBAGE},
          ["running_config", "this is not tool output"]),
         ("tests", {"state": "server", "tests": [_pt()["tests"][0], dict(_pt()["tests"][0], tcp_port=18516)]},
