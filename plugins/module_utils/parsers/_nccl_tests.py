@@ -23,13 +23,25 @@ v1.0.0 where the layout changed:
   2.13.4 (``Group``); 2.14.1 (bus id ``%04x:%02x:%02x``); 2.16.7 (``# Collective test``);
   2.17.4 (version banner); 2.18.2 (``unalign``); 2.18.5 (``-J`` JSON).
 
+Under a launcher (``mpirun``/``srun``), stdout and stderr of every rank are merged: per-line
+prefixes (Open MPI ``--tag-output`` ``[1,R]<stdout|stderr>:``, srun ``--label`` ``R: ``, MPICH
+``[R] ``, timestamps) are split off and name the stream a line came from. The table is read by its
+own grammar: a row is a line of the stream that printed the table header, shaped like
+``writeBenchmarkLinePreamble`` (``%12li  %12li  %8s`` ...), before the ``# Out of bounds`` footer;
+it must then fit the header's columns (else ``ValueError``). Every other line nccl-tests cannot
+print (Open MPI help/MCA messages and their dash boxes, ``N more processes have sent help message``,
+``Set MCA parameter "orte_base_help_aggregate" to 0 ...``, ssh ``Warning: Permanently added ...``,
+srun/slurmstepd lines, another rank's or stderr's text, a row-shaped line of another stream) is
+kept verbatim in ``noise`` and never read as a row; a ``#`` line of the main stream that fits none
+of nccl-tests' formats is still refused. Failure lines (``Test NCCL failure``, ``Test failure``,
+``# Out of bounds values : N FAILED``, ``#wrong`` > 0) are read from any stream, so a failed run
+is never passed; NCCL ``WARN`` lines go to ``warnings`` (NCCL prints them in good runs too, e.g.
+a missing libibverbs with sockets chosen), ``ABORT`` lines to ``errors``.
+
 Columns are read from the header line, so old and new tables, ``cputime`` (``-C``),
 per-iteration statistics (``-I 1``) and timestamps (``-T``) all parse. NCCL's own log lines
-(``HOST:PID:TID [DEV] NCCL INFO|WARN ..``, ``NCCL version X``) are accepted; WARN lines and the
-test's failure lines go to ``errors``. Launcher prefixes are removed first
-(``_perftest.strip_launcher``). A line nccl-tests cannot print raises ``ValueError`` naming it;
-launcher messages of their own (mpirun banners, ssh warnings) are not nccl-tests lines: pass
-stdout only, or filter them before.
+(``HOST:PID:TID [DEV] NCCL INFO|WARN ..``, ``NCCL version X``) are accepted; the test's failure
+lines go to ``errors``. Text with no nccl-tests line at all raises ``ValueError``.
 
 Besides the keys of the shared design, the result carries ``nccl_tests_version`` (banner, 2.17.4+),
 ``avg_busbw_ok`` (True/False when ``NCCL_TESTS_MIN_BW``/``-m`` checked it, else None), ``group``
@@ -47,7 +59,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils.parsers._perftest import strip_launcher
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers._perftest import _MPI_TAG, _RANK_LABEL, _TIMESTAMP
 
 _VERSION_BANNER = re.compile(r"^# nccl-tests version (?P<v>\S+) nccl-headers=(?P<h>\d+) nccl-library=(?P<l>\d+)\s*$")
 _COLLECTIVE = re.compile(r"^# Collective test (?:starting|concluded): (?P<name>\S+)\s*$")
@@ -69,7 +81,9 @@ _UNIT_TOKENS = {"(B)", "(elements)", "(us)", "(GB/s)", "(%)", "%Y-%m-%d", "%H:%M
 _OOB = re.compile(r"^(?:#)? ?Out of bounds values\s*:\s*(?P<n>\d+) (?P<s>OK|FAILED)\s*$")
 _AVG = re.compile(r"^(?:#)? ?Avg bus bandwidth\s*:\s*(?P<bw>[-+0-9.eE]+|inf|nan)(?: (?P<s>OK|FAILED))?\s*$")
 _ERROR_NOTE = re.compile(r"^# error: (?P<e>.*)$")
-_NCCL_LOG = re.compile(r"^\S+:\d+:\d+ \[\d+\] NCCL (?P<lvl>INFO|WARN|TRACE|ABORT)\b(?P<msg>.*)$")
+# NCCL debug.cc: "%s:%d:%d [%d] NCCL INFO|WARN .."; WARN lines of NCCL < 2.12 carry "file.cc:line "
+# before "NCCL WARN" (NCCL_DEBUG_SUBSYS-style source location).
+_NCCL_LOG = re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:[\w/.-]+:\d+ )?NCCL (?P<lvl>INFO|WARN|TRACE|ABORT)\b(?P<msg>.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|NCCL INFO )NCCL version (?P<v>\d+\.\d+\.\d+)(?:\+\S+)?\s*$")
 _FAILURES = re.compile(
     r"^(?:\S+: Test (?:NCCL|CUDA) failure \S+:\d+ .*|\s?\.\. \S+ pid \d+: Test failure \S+:\d+\s*|NCCL failure \S+:\d+ .*"
@@ -94,7 +108,35 @@ def version_string(code):
 
 def _empty():
     return {"test": None, "nccl_version": None, "nccl_tests_version": None, "ranks": [], "rows": [], "avg_busbw": None,
-            "avg_busbw_ok": None, "out_of_bounds": None, "errors": []}
+            "avg_busbw_ok": None, "out_of_bounds": None, "errors": [], "warnings": [], "noise": []}
+
+
+def _split(line):
+    """(source, body): the launcher's per-line prefixes removed. ``source`` names the stream the
+    line came from (``[1,0]<stdout>:``, srun ``0: ``, ``[0] ``), timestamps dropped; '' when none."""
+    source = []
+    for _attempt in range(3):
+        m = _TIMESTAMP.match(line)
+        if m:
+            line = line[m.end():]
+            continue
+        m = _MPI_TAG.match(line) or _RANK_LABEL.match(line)
+        if m:
+            source.append(m.group(0).strip())
+            line = line[m.end():]
+            continue
+        break
+    return " ".join(source), line
+
+
+# writeBenchmarkLinePreamble: "%12li  %12li  %8s  %6s  %6s" (size, count, type, redop, root); 1.x
+# printed "bytes N type op" the same way: two integers and a type name open every row.
+_ROW_SHAPE = re.compile(r"^\s*\d+\s+\d\S*\s+[A-Za-z]\w*(?:\s|$)")
+
+
+def _noise(res, line):
+    res["noise"].append(line)
+    return None
 
 
 def _refuse(line, why):
@@ -181,11 +223,18 @@ def parse(text):
         raise ValueError("nccl-tests output must be text, got %s" % type(text).__name__)
     res = _empty()
     table = None
+    table_source = None
+    main_source = None
+    last_source = None
     seen = False
-    for line in strip_launcher(text).splitlines():
+    for raw in text.splitlines():
+        source, line = _split(raw.rstrip("\r\n"))
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
+        if main_source is None and seen:
+            main_source = last_source
+        last_source = source
         m = _VERSION_BANNER.match(line)
         if m:
             res["nccl_tests_version"] = m.group("v")
@@ -220,6 +269,7 @@ def parse(text):
             table = _columns(line)
             if table is None:
                 _refuse(line, "not a table header")
+            table_source = source
             seen = True
             continue
         if _UNITS.match(line):
@@ -231,6 +281,7 @@ def parse(text):
         m = _OOB.match(line)
         if m:
             res["out_of_bounds"] = int(m.group("n"))
+            table = None     # the footer closes the table: nothing after it is a row
             seen = True
             continue
         m = _AVG.match(line)
@@ -253,20 +304,27 @@ def parse(text):
             continue
         m = _NCCL_LOG.match(line)
         if m:
-            if m.group("lvl") in ("WARN", "ABORT"):
+            if m.group("lvl") == "ABORT":
                 res["errors"].append(line.strip())
+            elif m.group("lvl") == "WARN":
+                res["warnings"].append(line.strip())
             seen = True
             continue
         if _FAILURES.match(line):
             res["errors"].append(line.strip())
             seen = True
             continue
-        if table is not None and re.match(r"^\s*\d", line):
-            res["rows"].append(_row(line, table[0], table[1]))
+        mine = source == (main_source if main_source is not None else source)
+        if _ROW_SHAPE.match(line) and (source == table_source if table is not None else mine):
+            if table is None:
+                _refuse(line, "a result row before the table header")
+            res["rows"].append(_row(line, table[0], table[1]))   # nccl-tests' own row: it must fit
             continue
-        if re.match(r"^\s*\d+\s+\d+\s", line):
-            _refuse(line, "a result row before the table header")
-        _refuse(line, "no nccl-tests format matches")
+        if line.startswith("#") and mine:
+            _refuse(line, "no nccl-tests format matches")
+        # anything else is a foreign line the launcher merged in (MPI/ssh/srun messages, another
+        # rank's or stderr's text, NCCL's tuning table ...): kept, never read as a row
+        _noise(res, raw)
     if not seen:
         raise ValueError("no nccl-tests output: none of the lines is one nccl-tests prints")
     return res

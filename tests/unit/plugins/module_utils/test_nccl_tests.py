@@ -263,3 +263,65 @@ def test_generated_near_misses_refused(case, data):
         lines[i] = lines[i].rstrip("\n") + "  1.00\n"
     with pytest.raises(ValueError, match="line"):
         nt.parse("".join(lines))
+
+
+# ------------------------------------------------------------ under a launcher (issue #39)
+
+def test_real_mpirun_output_with_nccl_warn_between_devices_and_table():
+    """nccl-tests#82: both ranks' 'NCCL WARN' lines (NCCL 2.9: file:line before NCCL WARN) and the
+    'NCCL version' line sit between the device list and the table; the row is read, the WARN lines
+    are warnings (the run went on over sockets), not errors."""
+    res = nt.parse(samples.load("nccl_tests.txt")["NCCL-82-BROADCAST-2.9.6-MPIRUN-NCCL-WARN"].raw)
+    assert len(res["rows"]) == 1 and res["rows"][0]["root"] == 0 and res["rows"][0]["oop"]["time"] == 45.82
+    assert len(res["warnings"]) == 2 and res["errors"] == [] and res["nccl_version"] == "2.9.6"
+
+
+# Reconstructed from the printing code, not captured: Open MPI 4.1 orte/util/show_help.c
+# ("%d more process%s sent help message %s / %s", "Set MCA parameter \"orte_base_help_aggregate\" to 0
+# to see all help / error messages", both behind "[host:pid] "), the help text box of
+# help-mpi-btl-openib.txt, ssh's known-hosts notice; nccl-tests 2.13.6 all_reduce_perf layout;
+# figures are placeholders.
+TAGGED = """Warning: Permanently added 'gpu2,10.0.0.2' (ECDSA) to the list of known hosts.
+[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+[1,0]<stdout>:#
+[1,0]<stdout>:# Using devices
+[1,0]<stdout>:#  Rank  0 Group  0 Pid  41021 on       gpu1 device  0 [0x1b] NVIDIA H100 80GB HBM3
+[1,0]<stdout>:#  Rank  1 Group  0 Pid  37110 on       gpu2 device  0 [0x1b] NVIDIA H100 80GB HBM3
+[1,1]<stderr>:--------------------------------------------------------------------------
+[1,1]<stderr>:WARNING: There was an error initializing an OpenFabrics device.
+[1,1]<stderr>:
+[1,1]<stderr>:  Local host:   gpu2
+[1,1]<stderr>:  Local device: mlx5_4
+[1,1]<stderr>:--------------------------------------------------------------------------
+[1,0]<stdout>:gpu1:41021:41021 [0] NCCL INFO NCCL version 2.18.3+cuda12.2
+[1,0]<stdout>:#
+[1,0]<stdout>:#                                                              out-of-place                       in-place          
+[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       
+[1,0]<stdout>:           8             2     float     sum      -1    30.01    0.00    0.00      0    29.87    0.00    0.00      0
+[1,1]<stdout>:          16             4     float     sum      -1    99.99    9.99    9.99      5    99.99    9.99    9.99      5
+[gpu1:41015] 1 more process has sent help message help-mpi-btl-openib.txt / error in device init
+[gpu1:41015] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages
+[1,0]<stdout>:gpu1:41021:41030 [0] NCCL INFO comm 0x55d1c8b0 rank 0 nranks 2 cudaDev 0 busId 1b000 - Destroy COMPLETE
+[1,0]<stdout>:   134217728      33554432     float     sum      -1   1480.2   90.67   90.67      0   1478.9   90.75   90.75      0
+[1,0]<stdout>:# Out of bounds values : 0 OK
+[1,0]<stdout>:# Avg bus bandwidth    : 45.3575 
+[1,0]<stdout>:#
+"""
+
+
+def test_tag_output_run_with_open_mpi_help_inside_the_table():
+    res = nt.parse(TAGGED)
+    assert [r["size"] for r in res["rows"]] == [8, 134217728]     # rank 1's row-shaped line is not a row
+    assert res["avg_busbw"] == 45.3575 and res["out_of_bounds"] == 0 and res["errors"] == []
+    assert "[1,1]<stdout>:          16             4     float     sum      -1    99.99    9.99    9.99      5    99.99    9.99" \
+           "    9.99      5" in res["noise"]
+    assert any("orte_base_help_aggregate" in line for line in res["noise"]) and len(res["ranks"]) == 2
+
+
+def test_srun_label_run_with_failure_on_another_rank_is_failed():
+    text = "".join("0: " + line + "\n" for line in TAGGED.splitlines() if line.startswith("[1,0]<stdout>:"))
+    text = text.replace("0: [1,0]<stdout>:", "0: ")
+    text += "1: gpu2: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n"
+    res = nt.parse(text)
+    assert len(res["rows"]) == 2 and res["errors"] and "Test NCCL failure" in res["errors"][0]
