@@ -47,6 +47,7 @@ ERROR_COUNTERS = (
     "ExcessiveBufferOverrunErrors", "QP1Dropped", "VL15Dropped", "PortXmitWait",
 )
 
+DATA_FOR = re.compile(r"^Data Counters for (?P<guid>0x[0-9a-fA-F]{1,16}) \"(?P<desc>.*)\"\s*$")
 ERRORS_FOR = re.compile(r"^Errors for (?:(?P<guid>0x[0-9a-fA-F]{1,16}) )?\"(?P<desc>.*)\"\s*$")
 GUID_PORT = re.compile(r"^GUID (?P<guid>0x[0-9a-fA-F]{1,16}) port (?P<port>ALL|\d+):(?P<rest>.*)$")
 COUNTER = re.compile(r"\[(?P<name>[A-Za-z][A-Za-z0-9_]*) == (?P<value>\d+)(?: \((?P<human>[^)]*)\))?\]")
@@ -57,21 +58,27 @@ SUMMARY_PMA = re.compile(r"^##\s+(?P<failures>\d+) PMA query failures\s*$")
 THRESHOLDS = re.compile(r"^## (?:Thresholds:(?P<thr>.*)|\(null\))\s*$")
 THRESHOLD_ITEM = re.compile(r"\[(?P<name>\w+) = (?P<value>\d+)\]")
 SUPPRESSED = re.compile(r"^## Suppressed:(?P<names>.*)$")
-WARNING = re.compile(r"^(?:ibwarn|iberror):")
+WARNING = re.compile(r"^(?:ibwarn|iberror):|^Failed to reset (?:errors|extended|data|counters)")
 _ANNOTATION = re.compile(r"^(\$ |\[rc=\d+\]|# stderr:)")
 
 
 def parse(text):
-    """ibqueryerrors output -> ``{"ports", "summary", "warnings"}``.
+    """ibqueryerrors output -> ``{"ports", "summary", "warnings", "data"}``.
 
     ``ports``: ``[{node, node_guid, port_guid, port (int or "ALL"), counters {name: int}, link}]``
     (``node_guid`` is the switch GUID of an ``Errors for 0x..`` header, else None; ``link`` the
     ``-r`` Link info as an iblinkinfo port, or None). ``summary``: ``{nodes, bad_nodes, ports,
     bad_ports, pma_failures, thresholds {name: int}, suppressed [names]}`` or None when the text
     has no summary (a cut capture). ``warnings``: the tool's ibwarn/iberror lines, verbatim.
+    ``data``: the ``--counters`` blocks (``Data Counters for 0x<guid> "<node>"``, print_data_cnts),
+    one entry per port in the layout of ``ports`` (PortXmitData, PortRcvData, PortXmitPkts ...;
+    ``Link info`` with ``-r``); they are data, never errors. ``--data`` appends the data counters to
+    an error port's line (``ports``), ``--details`` the discard/receive-error details; ``-k``/``-K``
+    (clear after read) print nothing more on success, ``Failed to reset ...`` on stderr.
     """
     lines = (text or "").splitlines()
-    ports, warnings = [], []
+    ports, warnings, data = [], [], []
+    last = None
     summary = None
     node = None
     seen = False
@@ -91,7 +98,12 @@ def parse(text):
             seen = True
             continue
         if stripped.startswith("Data Counters for"):
-            node = None   # --counters: data, not errors
+            # --counters (print_data_cnts): 'Data Counters for 0x%x "<desc>"' (the node GUID, CAs too),
+            # then per port '   GUID 0x%x port <N|ALL>: [<Counter> == <u64> (<%5.3f><unit>)]...'
+            match = DATA_FOR.match(stripped)
+            if not match:
+                raise ValueError("ibqueryerrors line %d '%s': not 'Data Counters for 0x<guid> \"<node>\"'" % (number, stripped[:160]))
+            node = {"node": match.group("desc"), "node_guid": _guid(match.group("guid")), "data": True}
             seen = True
             continue
         if stripped.startswith("GUID "):
@@ -101,7 +113,7 @@ def parse(text):
                                  % (number, stripped[:160]))
             seen = True
             if node is None:
-                continue
+                continue    # a port line quoted without its node header: nothing to attribute it to
             rest = match.group("rest")
             counters = dict((m.group("name"), int(m.group("value"))) for m in COUNTER.finditer(rest))
             leftover = COUNTER.sub("", rest).strip()
@@ -109,18 +121,20 @@ def parse(text):
                 raise ValueError("ibqueryerrors line %d '%s': '%s' is not a '[<Counter> == <value>]' item"
                                  % (number, stripped[:160], leftover[:60]))
             port = match.group("port")
-            ports.append({"node": node["node"], "node_guid": node["node_guid"], "port_guid": _guid(match.group("guid")),
-                          "port": port if port == "ALL" else int(port), "counters": counters, "link": None})
+            entry = {"node": node["node"], "node_guid": node["node_guid"], "port_guid": _guid(match.group("guid")),
+                     "port": port if port == "ALL" else int(port), "counters": counters, "link": None}
+            (data if node.get("data") else ports).append(entry)
+            last = entry
             continue
         if stripped.startswith("Link info:"):
             match = LINK_INFO.match(stripped)
-            if not match or not ports:
+            if not match or last is None:
                 raise ValueError("ibqueryerrors line %d '%s': not a 'Link info: <lid> <port>[<ext>] ==(<link>)==>  <peer>' "
                                  "line after a port line" % (number, stripped[:160]))
             link = _iblinkinfo.parse_link(match.group("link"), number, stripped)
             link["peer"] = _iblinkinfo.parse_remote(match.group("remote"), number, stripped)
             link["lid"] = int(match.group("lid"))
-            ports[-1]["link"] = link
+            last["link"] = link
             continue
         if stripped.startswith("##"):
             summary = summary or {"nodes": None, "bad_nodes": None, "ports": None, "bad_ports": None,
@@ -152,7 +166,7 @@ def parse(text):
         if first is None:
             raise ValueError("ibqueryerrors: empty text (expected ibqueryerrors output)")
         raise ValueError("ibqueryerrors line %d '%s': no ibqueryerrors line in the text" % (first[0], first[1][:120]))
-    return {"ports": ports, "summary": summary, "warnings": warnings}
+    return {"ports": ports, "summary": summary, "warnings": warnings, "data": data}
 
 
 def _guid(value):

@@ -223,3 +223,63 @@ QE_NEAR_MISSES = [
 def test_ibqueryerrors_near_misses_are_refused(text):
     with pytest.raises(ValueError, match="ibqueryerrors"):
         _ibqueryerrors.parse(text)
+
+
+# --counters (print_data_cnts) and --data (print_results): data counters, libibmad fields.c names of
+# IB_PC_EXT_XMT_BYTES_F .. IB_PC_EXT_RCV_MPKTS_F (extended) / IB_PC_XMT_BYTES_F .. IB_PC_RCV_PKTS_F
+DATA_EXT = ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts", "PortUnicastRcvPkts",
+            "PortMulticastXmitPkts", "PortMulticastRcvPkts")
+
+
+def _data_human(value):
+    """conv_cnt_human_readable(val, &f, data=1): the data counters count 4-byte words."""
+    val, units = float(value) * 4, ("B", "KB", "MB", "GB", "TB", "PB", "EB")
+    ui = 0
+    while val >= 1024 and ui < len(units) - 1:
+        val, ui = val / 1024, ui + 1
+    return "%5.3f%s" % (val, units[ui])
+
+
+@FAST
+@hypothesis.given(st.lists(st.tuples(st.integers(1, 2 ** 64 - 1), desc_st, st.booleans(),
+                                     st.lists(st.integers(1, 36), min_size=1, max_size=3, unique=True)),
+                           min_size=1, max_size=3),
+                  st.lists(st.integers(0, 2 ** 64 - 1), min_size=8, max_size=8))
+def test_ibqueryerrors_data_counter_blocks_read_back(nodes, values):
+    """'ibqueryerrors --counters': a 'Data Counters for 0x<guid> "<desc>"' block per node (CAs too),
+    per port the data counters with '(%5.3f<unit>)'; read into ``data``, never into ``ports``."""
+    lines, want = [], []
+    for guid, desc, switch, ports in nodes:
+        lines.append('Data Counters for 0x%x "%s"' % (guid, desc))
+        for port in (["ALL"] if switch else []) + ports:
+            items = "".join(" [%s == %d (%s)]" % (n, v, _data_human(v) if "Data" in n else _human(v))
+                            for n, v in zip(DATA_EXT, values))
+            lines.append("   GUID 0x%x port %s:%s" % (guid, port, items))
+            want.append((desc, port))
+    lines += ["", "## Summary: %d nodes checked, 0 bad nodes found" % len(nodes),
+              "##          %d ports checked, 0 ports have errors beyond threshold" % len(want), "## (null)"]
+    parsed = _ibqueryerrors.parse("\n".join(lines) + "\n")
+    assert parsed["ports"] == []
+    assert [(d["node"], d["port"]) for d in parsed["data"]] == want
+    assert all(d["counters"] == dict(zip(DATA_EXT, values)) for d in parsed["data"])
+
+
+def test_ibqueryerrors_data_flag_and_report_port():
+    """--data appends the data counters to an error port line; -r puts Link info after the data
+    block's port line too (print_data_cnts calls print_port_config)."""
+    text = ('Errors for "node2 mlx5_0"\n'
+            "   GUID 0x248a0703005c2b1e port 1: [SymbolErrorCounter == 7 (7.000)] [PortXmitData == 1024 (4.000KB)]\n"
+            'Data Counters for 0x248a0703005c2b1e "node2 mlx5_0"\n'
+            "   GUID 0x248a0703005c2b1e port 1: [PortXmitData == 1024 (4.000KB)] [PortRcvData == 0 (0.000B)]\n"
+            "       Link info:      4    1[  ] ==( 4X      53.125 Gbps Active/  LinkUp)==>       1    3[  ] \"sw1\" ( )\n"
+            "Failed to reset errors node2 mlx5_0 port 1\n")
+    parsed = _ibqueryerrors.parse(text)
+    assert parsed["ports"][0]["counters"] == {"SymbolErrorCounter": 7, "PortXmitData": 1024}
+    assert parsed["data"][0]["counters"]["PortRcvData"] == 0 and parsed["data"][0]["link"]["lid"] == 4
+    assert parsed["ports"][0]["link"] is None and parsed["warnings"] == ["Failed to reset errors node2 mlx5_0 port 1"]
+
+
+@pytest.mark.parametrize("text", ['Data Counters for "node2 mlx5_0"\n', "Data Counters for 0x12 node2\n"])
+def test_ibqueryerrors_data_header_near_misses_are_refused(text):
+    with pytest.raises(ValueError, match="ibqueryerrors"):
+        _ibqueryerrors.parse(text)
