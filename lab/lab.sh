@@ -42,6 +42,8 @@ up() {
   done
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml \
     -e prepare_fabricsim_source="$top/tests/fabricsim/"
+  # shellcheck disable=SC2046
+  install_boot $(gpu_hosts)
   # The simulated InfiniBand fabric: ibsim in lab-ibsim, umad2sim on the SM nodes.
   mkdir -p .cache/lab
   ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
@@ -89,11 +91,30 @@ reboot_pending() {
 start_node() {  # start_node HOST IMAGE: a new container for the lab node
   echo "lab: starting $1"
   # /dev/fuse + SYS_ADMIN (+ no AppArmor mount denial): fabricsim-sysfsd serves the
-  # simulated sysfs over FUSE, so invalid writes fail with EINVAL like the kernel's
-  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" \
+  # simulated sysfs over FUSE, so invalid writes fail with EINVAL like the kernel's.
+  # A node that reboots (the roles' reboots: gpudirect kernel arguments, NIC firmware) comes
+  # back as a server does (--restart=always), with its own boot id (sim-boot early, then
+  # sim-boot.service: tests/fabricsim/boot, installed by install_boot)
+  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" --restart=always \
     --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
     --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
-    "$2" /sbin/init >/dev/null
+    "$2" /bin/sh -c '[ ! -x /usr/local/sbin/sim-boot ] || /usr/local/sbin/sim-boot early; exec /sbin/init' >/dev/null
+}
+
+install_boot() {  # install_boot HOST...: a boot id per boot (ansible.builtin.reboot waits for it)
+  local host
+  for host in "$@"; do
+    podman exec "$host" test -x /usr/local/sbin/sim-boot && continue
+    podman cp tests/fabricsim/boot/sim-boot "$host":/usr/local/sbin/sim-boot
+    podman cp tests/fabricsim/boot/sim-update-grub "$host":/usr/local/sbin/sim-update-grub
+    podman cp tests/fabricsim/boot/sim-boot.service "$host":/etc/systemd/system/sim-boot.service
+    podman exec "$host" sh -c 'systemctl unmask --quiet systemd-logind.service; systemctl daemon-reload;
+      systemctl start systemd-logind.service; systemctl enable --quiet --now sim-boot.service'
+  done
+}
+
+gpu_hosts() {
+  ansible-inventory -i "$INVENTORY" --graph gpu_nodes 2>/dev/null | sed -n 's/^.*--\(lab-.*\)$/\1/p'
 }
 
 proof() {
@@ -123,6 +144,7 @@ reset() {
   start_node "$host" "$image"
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml --limit "$host" \
     -e prepare_fabricsim_source="$top/tests/fabricsim/" >/dev/null
+  ! gpu_hosts | grep -qx "$host" || install_boot "$host"
   echo "lab: $host reset (fabricsim loaded, nothing converged)"
 }
 
