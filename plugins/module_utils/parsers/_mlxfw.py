@@ -29,7 +29,14 @@ Followed (read, not copied): Mellanox/mstflint at HEAD b9d9e84 (4.36, May 2026):
   Available`` and rows ``"     %-12s   %-14s %-14s"`` (``FW``, ``FW (Running)``, ``PXE``,
   ``UEFI``, ``CLP``, ``UEFI Virtio net`` ...), a blank line and ``Status:``. ``--psid`` queries
   print only ``Available``. Update runs add ``Found N device(s) requiring firmware update...``,
-  the prompt and progress lines.
+  the prompt and progress lines; a query that finds updates ends with ``Found N device(s)
+  requiring firmware update. Please use -u flag to perform the update.``. With ``--online``
+  (``mlxup --online``, the default source of mlxup) a device that needs an update is followed by
+  ``displayReleaseNoteMFAs``: ``Release notes for the available Firmware:``, 41 dashes, a blank
+  line, then the server's note as ``  %s`` (free text, any number of lines), read into the
+  device's ``release_notes`` up to the next line the tool prints itself (``Device #N:``,
+  ``Found N device(s)``, a prompt, ``-E-``/``-W-``/``-I-``, download lines). mlxup itself is not
+  open source; it prints through the same mlxfwupdate code.
 
 Values are the text as printed; ``N/A`` becomes None for GUIDs, MACs, VSDs and versions. A line
 neither tool prints raises ``ValueError`` naming it; text with none of their lines, or only
@@ -137,14 +144,23 @@ _MGR_FIELD = re.compile(r"^\s*(?P<key>Device Type|Part Number|Description|PSID|P
 _MGR_VERSIONS = re.compile(r"^(?:Current\s+Available|Available)$")
 _MGR_DEVICE = re.compile(r"^Device #(?P<n>\d+):$")
 _MGR_FREE = re.compile(
-    r"^(?:Querying Mellanox devices firmware \.\.\.|-{3,}|Found \d+ device\(s\) requiring firmware update\.\.\."
+    r"^(?:Querying Mellanox devices firmware \.\.\.|-{3,}|Found \d+ device\(s\) requiring firmware update(?:\.\.\.|\. Please use -u flag to perform the update\.)"
     r"|Perform FW update\? \[y/N\]: ?[yYnN]?|Device #\d+(?: \(\S+\))?: .*|Done|Restart needed for updates to take effect\."
     r"|Log File: .*|.* - +(?:OK|FAILED|\d+%)|\S.*\.\.\. *Done|Please wait while .*|.*ownload.*)$")
 
 
+# displayReleaseNoteMFAs (after a device's Status when it needs an update; mlxup --online gets the
+# note from NVIDIA's server): the title, 41 dashes, a blank line, then "  %s\n" with the note as the
+# server sent it (free text, one or more lines). It ends at the next line the tool prints itself.
+_MGR_NOTES = re.compile(r"^Release notes for the available Firmware:$")
+_MGR_AFTER_NOTES = re.compile(
+    r"^(?:Device #\d+:|Device #\d+ \(|Found \d+ device\(s\) requiring|Perform FW update\?|Querying Mellanox devices"
+    r"|-[EWI]- |Restart needed|Log File:|Please wait while |PSID #\d+:|Downloading file\(s\) to )")
+
+
 def _new_mgr_device(index):
     device = dict((field, None) for field in _MGR_FIELDS.values())
-    device.update({"index": index, "versions": {}, "other": {}})
+    device.update({"index": index, "versions": {}, "other": {}, "release_notes": None})
     return device
 
 
@@ -152,20 +168,40 @@ def parse_mlxfwmanager_query(text):
     """``mlxfwmanager --query`` (also ``mstfwmanager``, ``mlxup --query``) output -> list of
     ``{"device_type", "part_number", "description", "psid", "pci_device_name", "base_mac",
     "base_guid", "versions": {"FW": {"current", "available"}, ...}, "status", "index", "other"}``
-    (``other``: ``Port1 GUID``, ``System GUID`` ... as printed)."""
+    (``other``: ``Port1 GUID``, ``System GUID`` ... as printed), ``release_notes`` (the text of the
+    ``Release notes for the available Firmware:`` block ``mlxup --online`` / ``mlxfwmanager
+    --online`` print after a device that needs an update, else None).
+
+    This is the function to call for ``mlxup`` (``--query``, ``--online``, and the query part of an
+    update run: the ``Found N device(s) requiring firmware update...`` / prompt / progress lines are
+    accepted and skipped)."""
     _check_text(text, "mlxfwmanager")
     devices = []
     device = None
     columns = None
     errors = []
     first = None
+    notes = None     # the lines of a release-notes block being read
     for raw in text.splitlines():
         line = raw.rstrip("\r").rstrip()
+        if notes is not None:
+            if not _MGR_AFTER_NOTES.match(line.strip()):
+                if not (not notes and (not line.strip() or re.match(r"^-{10,}$", line.strip()))):
+                    notes.append(line.strip())
+                continue
+            device["release_notes"] = "\n".join(notes).strip() or None
+            notes = None
         if not line.strip():
             columns = None
             continue
         if first is None:
             first = line
+        if _MGR_NOTES.match(line.strip()):
+            if device is None:
+                raise ValueError("mlxfwmanager: release notes before any device: %r" % line)
+            notes = []
+            columns = None
+            continue
         match = _MGR_DEVICE.match(line)
         if match:
             device = _new_mgr_device(int(match.group("n")))
@@ -205,6 +241,8 @@ def parse_mlxfwmanager_query(text):
         if _MGR_FREE.match(line.strip()):
             continue
         raise ValueError("mlxfwmanager: not a line mlxfwmanager prints: %r" % line)
+    if notes is not None:
+        device["release_notes"] = "\n".join(notes).strip() or None
     if not devices:
         if errors:
             raise ValueError("mlxfwmanager: query failed: -E- %s" % "; ".join(errors))

@@ -97,3 +97,23 @@ def test_no_device_is_refused(text):
         _mlxfw.parse_mlxfwmanager_query(text)
     with pytest.raises(ValueError):
         _mlxfw.parse_flint_query(text)
+
+
+@SET
+@given(manager_outputs(), st.data())
+def test_mlxup_online_release_notes_do_not_change_the_query(case, data):
+    """mlxup/mlxfwmanager --online: a release-notes block (displayReleaseNoteMFAs: title, 41 dashes,
+    blank line, '  %s' with the server's free text) after a device that needs an update, then the
+    summary line; the devices read are those of the query without it, the note text is kept."""
+    text, want = case
+    blocks = text.split("\nDevice #")
+    note_lines = data.draw(st.lists(st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9 :;,./_()-]{0,60}\Z"), min_size=1, max_size=4))
+    at = data.draw(st.integers(1, len(blocks) - 1))     # block 0 is the "Querying" preamble
+    notes = ("Release notes for the available Firmware:\n" + "-" * 41 + "\n\n"
+             + "".join("  %s\n" % line for line in note_lines))
+    blocks[at] = blocks[at].rstrip("\n") + "\n\n" + notes
+    noisy = "\nDevice #".join(blocks) + "Found 1 device(s) requiring firmware update. Please use -u flag to perform the update.\n"
+    got = _mlxfw.parse_mlxfwmanager_query(noisy)
+    assert [(d["index"], d["psid"], d["versions"]["FW"]["current"], d["versions"]["FW"]["available"]) for d in got] == want
+    if at > 0:
+        assert got[at - 1]["release_notes"] == "\n".join(line.strip() for line in note_lines).strip()

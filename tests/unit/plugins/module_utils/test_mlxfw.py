@@ -200,3 +200,41 @@ def test_any_text_gives_result_or_clear_error(text):
             function(text)
         except ValueError as exc:
             assert str(exc)
+
+
+# ------------------------------------------------------------ mlxup --online (issue #39)
+
+def test_mlxup_online_release_notes_are_read():
+    from ansible_collections.rdma.fabric.tests.unit import samples as _samples
+    raw = _samples.load("mlxfwmanager.txt")["MLXFWMANAGER-RECON-MLXUP-ONLINE-RELEASE-NOTES"].raw
+    devices = _mlxfw_mod().parse_mlxfwmanager_query(raw)
+    assert len(devices) == 1 and devices[0]["status"] == "Update required"
+    assert devices[0]["versions"]["FW"] == {"current": "26.33.1048", "available": "26.43.1014"}
+    assert devices[0]["release_notes"].splitlines() == [
+        "https://docs.nvidia.com/networking/display/connectx6lxfirmwarev26431014",
+        "Security, stability and feature fixes; see the release notes."]
+
+
+def test_release_notes_end_at_the_next_device():
+    text = ("Querying Mellanox devices firmware ...\n\nDevice #1:\n----------\n\n  Device Type:      ConnectX7\n"
+            "  PSID:             MT_0000000834\n  Versions:         Current        Available\n"
+            "     FW             28.39.1002     28.43.1014\n\n  Status:           Update required\n\n"
+            "Release notes for the available Firmware:\n-----------------------------------------\n\n  N/A\n"
+            "Device #2:\n----------\n\n  Device Type:      ConnectX7\n  PSID:             MT_0000000834\n"
+            "  Versions:         Current        Available\n     FW             28.43.1014     28.43.1014\n\n"
+            "  Status:           Up to date\n\n"
+            "Found 1 device(s) requiring firmware update. Please use -u flag to perform the update.\n")
+    devices = _mlxfw_mod().parse_mlxfwmanager_query(text)
+    assert [d["release_notes"] for d in devices] == ["N/A", None]
+    assert devices[1]["status"] == "Up to date"
+
+
+def test_release_notes_without_a_device_are_refused():
+    import pytest as _pytest
+    with _pytest.raises(ValueError):
+        _mlxfw_mod().parse_mlxfwmanager_query("Release notes for the available Firmware:\n  text\n")
+
+
+def _mlxfw_mod():
+    from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxfw
+    return _mlxfw
