@@ -144,7 +144,8 @@ _MGR_FIELD = re.compile(r"^\s*(?P<key>Device Type|Part Number|Description|PSID|P
 _MGR_VERSIONS = re.compile(r"^(?:Current\s+Available|Available)$")
 _MGR_DEVICE = re.compile(r"^Device #(?P<n>\d+):$")
 _MGR_FREE = re.compile(
-    r"^(?:Querying Mellanox devices firmware \.\.\.|-{3,}|Found \d+ device\(s\) requiring firmware update(?:\.\.\.|\. Please use -u flag to perform the update\.)"
+    r"^(?:Querying Mellanox devices firmware \.\.\.|-{3,}"
+    r"|Found \d+ device\(s\) requiring firmware update(?:\.\.\.|\. Please use -u flag to perform the update\.)"
     r"|Perform FW update\? \[y/N\]: ?[yYnN]?|Device #\d+(?: \(\S+\))?: .*|Done|Restart needed for updates to take effect\."
     r"|Log File: .*|.* - +(?:OK|FAILED|\d+%)|\S.*\.\.\. *Done|Please wait while .*|.*ownload.*)$")
 
