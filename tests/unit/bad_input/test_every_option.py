@@ -178,6 +178,8 @@ MODULE_CASES = {
         ("cabling.port", _cab(port=0), ["cabling[0].port=0"]),
         ("cabling.rail", _cab(rail=-1), ["cabling[0].rail=-1"]),
         ("cabling.leaf_port", _cab(leaf_port=0), ["cabling[0].leaf_port=0"]),
+        ("cabling.guid", _cab(guid="node1"), ["cabling[0].guid='node1'"]),
+        ("cabling.leaf_guid", _cab(leaf_guid="0xzz"), ["cabling[0].leaf_guid='0xzz'"]),
     ],
     "kernel_cmdline": [
         ("grub_file", _kc(grub_file="etc/default/grub"), ["grub_file", "etc/default/grub"]),
