@@ -5,13 +5,14 @@ export CONTAINERS_CONF := $(CURDIR)/lab/containers.conf
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 
-.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule bench bench-opensm bench-scale scale scale-destroy changelog build docs ee clean
+.PHONY: help lab lab-destroy test deps venv image unit sanity lint molecule journey bench bench-opensm bench-scale scale scale-destroy changelog build docs ee clean
 
 help:
 	@echo "make lab          converge the built-in lab (simulated GPU nodes in podman containers)"
 	@echo "make lab-destroy  remove the lab containers"
 	@echo "make test         every test: unit, ansible-test sanity, ansible-lint, yamllint, docs lint, EE, Molecule"
 	@echo "make molecule SCENARIO=name   one Molecule scenario"
+	@echo "make journey      the journey over the lab: make lab, every feature, each fault named and cleared"
 	@echo "make docs         the collection's HTML docs (build/docs/build/html/index.html)"
 	@echo "make ee           the execution environment image and the drift check run in it"
 	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
@@ -38,7 +39,7 @@ $(VENV)/.installed: requirements.txt
 image: deps
 	@lab/image.sh >/dev/null
 
-unit sanity lint molecule bench build ee:
+unit sanity lint molecule journey bench build ee:
 	@lab/test.sh $@ $(SCENARIO)
 
 docs: venv

@@ -113,20 +113,17 @@ install_boot() {  # install_boot HOST...: a boot id per boot (ansible.builtin.re
   done
 }
 
-gpu_hosts() {
-  ansible-inventory -i "$INVENTORY" --graph gpu_nodes 2>/dev/null | sed -n 's/^.*--\(lab-.*\)$/\1/p'
+gpu_hosts() {  # the nodes that reboot: GPU and RDMA nodes (kernel arguments, NIC firmware)
+  ansible-inventory -i "$INVENTORY" --list 2>/dev/null | python3 -c 'import json, sys
+inv = json.load(sys.stdin)
+print("\n".join(sorted(set(h for g in ("gpu_nodes", "roce_nodes", "ib_nodes", "firmware_nodes")
+                            for h in inv.get(g, {}).get("hosts", [])))))'
 }
 
 proof() {
   # Round 3 on the freshly converged lab: the IB links and the cabling plan, the NIC firmware
   # (converged by site.yml: 0 writes here) and the fabric test, whose table ends the recap.
   # Each prints its own table; make lab fails when one fails.
-  local firmware="$top/lab/firmware.sh"
-  if [ -r "$firmware" ]; then
-    # shellcheck source=/dev/null
-    . "$firmware"
-    firmware_reboot_pending
-  fi
   ansible-playbook -i "$INVENTORY" playbooks/ib_fabric.yml -e ib_fabric_report_dir="$top/.cache/ib-fabric-report"
   ansible-playbook -i "$INVENTORY" playbooks/nic_firmware.yml
   ansible-playbook -i "$INVENTORY" playbooks/fabric_test.yml -e fabric_test_report_dir="$top/.cache/fabric-test-report" \

@@ -11,6 +11,8 @@
 #   lab/test.sh ee               the execution environment: build context, image, drift check in it
 #   lab/test.sh molecule [NAMES] every scenario, or the named ones ("a b"); two at once
 #                                (RDMA_FABRIC_LANES=1 or RDMA_FABRIC_JOBS=1: one after the other)
+#   lab/test.sh journey          the journey over the lab make lab starts (lab/journey.sh): every feature, then
+#                                each fault injected, named and cleared; in `all` it starts first in the pool
 #   lab/test.sh bench            the QoS converge benchmark on the lab
 # Every stage runs even when an earlier one fails; the exit code says whether all passed.
 set -uo pipefail
@@ -144,7 +146,7 @@ run_scenario() {
 # 22 s per fabricsim node (what onboard's six nodes gained from the one-archive prepare).
 declare -A LAST_CI=(
   [unit]=446 ["unit core-lowest"]=371 [sanity]=330 ["sanity core-lowest"]=330
-  [lint]=94 [galaxy]=60 [ee]=52 [build]=42 [docs]=19 [rules]=4
+  [journey]=900 [lint]=94 [galaxy]=60 [ee]=52 [build]=42 [docs]=19 [rules]=4
   ["molecule onboard"]=717 ["molecule health"]=598 ["molecule gpudirect"]=502
   ["molecule roce_qos"]=451 ["molecule rails"]=425 ["molecule default"]=394 ["molecule opensm_ha"]=320
 )
@@ -179,7 +181,7 @@ report() {
 # The python3 of the system (not .venv's) makes the venvs: lab/test.sh all makes them at once.
 export PYTHON; PYTHON=${PYTHON:-$(PATH=${PATH#"$top/.venv/bin:"} command -v python3)}
 what=${1:-all}
-if [ "$what" = all ] || [ "$what" = molecule ] || [ "$what" = bench ]; then
+if [ "$what" = all ] || [ "$what" = molecule ] || [ "$what" = bench ] || [ "$what" = journey ]; then
   stage deps lab/install-deps.sh || true
 fi
 if [ "$what" = all ]; then
@@ -204,6 +206,7 @@ case "$what" in
     # shellcheck disable=SC2046
     molecule_jobs $(scenarios)
     sort_jobs \
+      journey lab/journey.sh \
       unit run_unit "unit core-lowest" "lab/core-matrix.sh unit" \
       sanity run_sanity "sanity core-lowest" "lab/core-matrix.sh sanity" \
       lint run_lint galaxy lab/galaxy.sh ee lab/ee.sh build run_build docs "lab/docs.sh lint" rules run_rules \
@@ -231,10 +234,14 @@ case "$what" in
     sort_jobs "${molecule_job_list[@]}"
     pool molecule "${sorted_jobs[@]}"
     ;;
+  journey)
+    stage image lab/image.sh
+    stage journey lab/journey.sh
+    ;;
   bench)
     stage image lab/image.sh
     stage bench "$top/lab/bench.sh"
     ;;
-  *) echo "usage: $0 all|unit|sanity|rules|lint|build|galaxy|core|docs|ee|molecule [SCENARIO]|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 all|unit|sanity|rules|lint|build|galaxy|core|docs|ee|molecule [SCENARIO]|journey|bench" >&2; exit 2 ;;
 esac
 report

@@ -326,7 +326,9 @@ def parse(text):
         # rank's or stderr's text, NCCL's tuning table ...): kept, never read as a row
         _noise(res, raw)
     if not seen:
-        raise ValueError("no nccl-tests output: none of the lines is one nccl-tests prints")
+        first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+        raise ValueError("no nccl-tests output: none of the lines is one nccl-tests prints (the first: %r)"
+                         % (first[:120],))
     return res
 
 

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# The journey over the lab that `make lab` starts (a stage of `make test`: lab/test.sh journey).
+# Not a scenario made for a feature: the inventory as it is (inventories/lab), every feature an
+# operator runs, then each fault injected on the lab, named, cleared, and everything green again.
+#
+#   lab/journey.sh          make lab (lab/lab.sh up: converge and the round-3 proof), then the steps
+#   lab/journey.sh --no-up  the steps on the running lab
+#
+# Each step prints its time and its verdict; the exit code is non-zero when any step fails.
+# Shortcuts (DOMAIN §9): the fabric tests run 2-second tests (fabric_test_duration=2; make lab's
+# own run keeps the default), the node timer's unit is started by hand, not waited for.
+set -uo pipefail
+
+# shellcheck source=lab/env.sh
+. "$(dirname "$0")/env.sh"
+export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELINING:-true}
+export INVENTORY="$top/inventories/lab"
+OUT="$top/.cache/journey"
+# the GPU node whose rail is degraded, the node reset and onboarded, the port whose PFC is cleared
+BAD_NODE=lab-hgx-01 BAD_DEV=mlx5_3 BAD_RAIL=3
+NEW_NODE=lab-hgx-02
+PFC_NODE=lab-hgx-01 PFC_PORT=enp24s0np0
+FAST=(-e fabric_test_duration=2)
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+failed=() timings=()
+step() {  # step NAME CMD...: run, time, judge (exit 0)
+  local name=$1 start=$SECONDS rc=0; shift
+  echo "==> journey: $name"
+  "$@" >"$OUT/$(echo "$name" | tr -c 'A-Za-z0-9\n' _).log" 2>&1 || rc=$?
+  record "$name" "$start" "$rc"
+}
+record() {
+  local verdict=ok secs=$((SECONDS - $2))
+  [ "$3" -eq 0 ] || { verdict=FAILED; failed+=("$1"); tail -40 "$OUT/$(echo "$1" | tr -c 'A-Za-z0-9\n' _).log"; }
+  timings+=("$(printf '%-62s %5ss  %s' "$1" "$secs" "$verdict")")
+  echo "    $verdict in ${secs}s"
+}
+fails() {  # fails CMD...: succeeds when CMD fails (a fault must be named by a non-zero exit)
+  if "$@"; then echo "journey: expected a failure from: $*"; return 1; fi
+  return 0
+}
+play() { ansible-playbook -i "$INVENTORY" "$@"; }
+py() { python3 - "$@"; }
+
+# ------------------------------------------------------------------ the checks of each step
+fabric_test() {  # fabric_test DIR [ansible args]: the fabric test with its reports in DIR
+  local dir=$1; shift
+  play playbooks/fabric_test.yml -e fabric_test_report_dir="$dir" "${FAST[@]}" "$@"
+}
+assert_fabric_green() {  # every lab node passes; GPU memory on the GPU nodes; IB included
+  py "$1/fabric_test.json" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))["meta"]
+nodes = dict((n["host"], n) for n in meta["nodes"])
+assert not meta["failed"], "failed: %s" % meta["failed"]
+want = {"lab-hgx-01", "lab-hgx-02", "lab-hgx-03", "lab-dgx-01", "lab-small-01"} & set(nodes)
+assert want <= set(meta["passed"]), (want, meta["passed"])
+for host in ("lab-hgx-01", "lab-dgx-01"):
+    assert nodes[host]["gpu_memory"] == "yes", nodes[host]
+assert nodes["lab-dgx-01"]["group"].startswith("InfiniBand"), nodes["lab-dgx-01"]
+print("fabric test: %d nodes passed (%s)" % (len(meta["passed"]), ", ".join(meta["passed"])))
+PY
+}
+assert_fabric_names() {  # DIR HOST RAIL: only HOST fails, and only on RAIL
+  py "$1/fabric_test.json" "$2" "$3" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+host, rail = sys.argv[2], sys.argv[3]
+assert data["meta"]["failed"] == [host], "failed: %s" % data["meta"]["failed"]
+subjects = sorted(set(r["subject"] for r in data["records"] if r["host"] == host))
+assert subjects and all(s.startswith("rail%s/" % rail) for s in subjects), subjects
+assert all(r["host"] == host for r in data["records"] if r["severity"] == "error"), data["records"]
+print("fabric test names %s %s: %s" % (host, subjects, [r["actual"] for r in data["records"]][:2]))
+PY
+}
+nv_writes() { podman exec "$1" fabricsim log --writes 2>/dev/null | grep -c mlxconfig || true; }
+firmware_zero_writes() {
+  local host before after
+  declare -A before=()
+  for host in $(ansible-inventory -i "$INVENTORY" --graph firmware_nodes 2>/dev/null | sed -n 's/.*--//p'); do
+    before[$host]=$(nv_writes "$host")
+  done
+  [ "${#before[@]}" -gt 0 ] || { echo "no host in firmware_nodes"; return 1; }
+  play playbooks/nic_firmware.yml || return 1
+  for host in "${!before[@]}"; do
+    after=$(nv_writes "$host")
+    [ "$after" = "${before[$host]}" ] || { echo "$host: nic_firmware wrote on a converged node (${before[$host]} -> $after)"; return 1; }
+  done
+  echo "nic_firmware: 0 writes on ${!before[*]}"
+}
+onboard_admits() {  # onboard_admits HOST: a reset node onboarded with no option but the limit
+  lab/lab.sh reset "$1" || return 1
+  play playbooks/onboard.yml --limit "$1" -e fabric_test_report_dir="$OUT/onboard" || return 1
+  podman exec "$1" cat /var/lib/rdma-fabric/fabric-test.json | py /dev/stdin <<'PY' || return 1
+import json, sys
+verdict = json.load(sys.stdin)
+assert verdict["passed"] is True, verdict
+print("admitted:", verdict["host"], "provisional" if verdict.get("provisional") else "")
+PY
+}
+onboard_refuses() {  # onboard_refuses HOST RAIL: the onboarding gate names HOST and RAIL
+  fails play playbooks/fabric_test.yml --limit "$1" -e '{"fabric_test_known_good": ["lab-hgx-02", "lab-hgx-03"]}' \
+    -e fabric_test_report_dir="$OUT/onboard-fault" "${FAST[@]}" || return 1
+  assert_fabric_names "$OUT/onboard-fault" "$1" "$2"
+}
+drift_names() {  # drift_names PATTERN: the drift check fails and a record matches PATTERN
+  fails play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-fault" || return 1
+  py "$OUT/drift-fault/drift.json" "$1" <<'PY'
+import json, re, sys
+records = json.load(open(sys.argv[1]))["records"]
+hits = [r for r in records if re.search(sys.argv[2], json.dumps(r, sort_keys=True))]
+assert hits, "no drift record matches %s: %s" % (sys.argv[2], records)
+print("drift check names:", [(r["host"], r.get("area"), r.get("object"), r.get("setting")) for r in hits])
+PY
+}
+timer_drift() {  # timer_drift HOST EXPECT(0|1): the node timer's drift metric, its unit started by hand
+  podman exec "$1" systemctl start rdma-fabric-health.service || return 1
+  podman exec "$1" cat /var/lib/prometheus/node-exporter/rdma_fabric_node_drift.prom >"$OUT/timer-$1.prom" || return 1
+  py "$OUT/timer-$1.prom" "$2" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+drifted = [l for l in text.splitlines() if l.startswith("rdma_fabric_node_drift_drifted") and not l.endswith(" 0")]
+total = [l for l in text.splitlines() if re.match(r"rdma_fabric_node_drift_settings\b", l)]
+want = sys.argv[2] == "1"
+assert bool(drifted) == want, "timer drift metric: %s (expected %s)" % (drifted or "none drifted", "drift" if want else "none")
+print("node timer drift metric:", drifted or "all 0")
+PY
+}
+
+# ------------------------------------------------------------------ the journey
+if [ "${1:-}" != "--no-up" ]; then
+  step "make lab (converge, ib_fabric, nic_firmware, fabric test)" lab/lab.sh up
+fi
+step "drift check: clean" lab/lab.sh check
+step "health: no error" lab/lab.sh health
+step "fabric test: every node passes (GPU memory, IB included)" \
+  bash -c "$(declare -f fabric_test assert_fabric_green play py); fabric_test '$OUT/fabric' && assert_fabric_green '$OUT/fabric'"
+step "ib_fabric: clean against the cabling plan" play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$OUT/ib"
+step "nic_firmware: converged, 0 writes" firmware_zero_writes
+step "onboard a reset node ($NEW_NODE): admitted" onboard_admits "$NEW_NODE"
+
+# fault 1: one rail of one GPU node degraded (a dirty optic)
+podman exec "$BAD_NODE" fabricsim fault rail-degrade "$BAD_DEV" 0.4 >/dev/null
+step "fault rail-degrade $BAD_NODE rail $BAD_RAIL: the fabric test names it" \
+  bash -c "$(declare -f fabric_test assert_fabric_names play py fails); fails fabric_test '$OUT/fabric-fault' && assert_fabric_names '$OUT/fabric-fault' $BAD_NODE $BAD_RAIL"
+step "fault rail-degrade: onboarding names it" onboard_refuses "$BAD_NODE" "$BAD_RAIL"
+podman exec "$BAD_NODE" fabricsim clear >/dev/null
+step "cleared: the fabric test passes again" \
+  bash -c "$(declare -f fabric_test assert_fabric_green play py); fabric_test '$OUT/fabric-again' && assert_fabric_green '$OUT/fabric-again'"
+
+# fault 2: an HCA moved to the wrong leaf; fault 3: an NV value changed behind Ansible's back
+if [ -r "$top/lab/faults.sh" ]; then
+  # shellcheck source=/dev/null
+  . "$top/lab/faults.sh"
+  step "fault miswire: ib_fabric names the HCA" bash -c "$(declare -f fault_miswire clear_miswire play fails); fault_miswire && { fails play playbooks/ib_fabric.yml -e ib_fabric_report_dir='$OUT/ib-fault'; rc=\$?; clear_miswire; exit \$rc; }"
+  step "cleared: ib_fabric clean again" play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$OUT/ib-again"
+  fault_nv "$BAD_NODE" >"$OUT/fault_nv.log" 2>&1
+  step "fault NV value on $BAD_NODE: the drift check names it" drift_names '"nic_firmware"'
+  clear_nv "$BAD_NODE" >"$OUT/clear_nv.log" 2>&1
+  step "cleared: the drift check is clean again" lab/lab.sh check
+else
+  echo "journey: lab/faults.sh missing: the miswire and NV faults cannot run"
+  failed+=("lab/faults.sh")
+fi
+
+# fault 4: PFC cleared on one port behind Ansible's back
+podman exec "$PFC_NODE" mlnx_qos -i "$PFC_PORT" --pfc 0,0,0,0,0,0,0,0 >/dev/null
+step "fault PFC cleared on $PFC_NODE $PFC_PORT: the drift check names it" drift_names "\"$PFC_PORT\".*pfc|pfc.*\"$PFC_PORT\""
+step "fault PFC: the node timer's drift metric says so" timer_drift "$PFC_NODE" 1
+step "cleared (roce_qos re-applied): drift check clean" \
+  bash -c "ansible-playbook -i '$INVENTORY' playbooks/roce_qos.yml --limit $PFC_NODE >/dev/null && ansible-playbook -i '$INVENTORY' playbooks/drift_check.yml -e drift_report_dir='$OUT/drift-again'"
+step "cleared: the node timer's drift metric back to 0" timer_drift "$PFC_NODE" 0
+
+echo
+echo "==> journey timings (logs in $OUT)"
+printf '%s\n' "${timings[@]}"
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "journey FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "journey passed"
