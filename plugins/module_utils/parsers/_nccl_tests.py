@@ -33,10 +33,15 @@ print (Open MPI help/MCA messages and their dash boxes, ``N more processes have 
 ``Set MCA parameter "orte_base_help_aggregate" to 0 ...``, ssh ``Warning: Permanently added ...``,
 srun/slurmstepd lines, another rank's or stderr's text, a row-shaped line of another stream) is
 kept verbatim in ``noise`` and never read as a row; a ``#`` line of the main stream that fits none
-of nccl-tests' formats is still refused. Failure lines (``Test NCCL failure``, ``Test failure``,
-``# Out of bounds values : N FAILED``, ``#wrong`` > 0) are read from any stream, so a failed run
-is never passed; NCCL ``WARN`` lines go to ``warnings`` (NCCL prints them in good runs too, e.g.
-a missing libibverbs with sockets chosen), ``ABORT`` lines to ``errors``.
+of nccl-tests' formats is still refused. The table belongs to the stream that printed its first
+header (rank 0's stdout under ``--tag-output``, the unprefixed stream otherwise): a header of
+another stream is noise, and so are the footers (``# Out of bounds values``, ``# Avg bus
+bandwidth``) of another stream, so no other rank can rewrite the figures (issue 40). Failure lines
+(``Test NCCL failure``, ``Test failure``), and a failure any stream reports in a footer (``N``
+out-of-bounds values > 0, ``FAILED``) or in a row-shaped line that fits the table (an integer
+``#wrong`` > 0), go to ``errors`` whatever the stream, so a failed run is never passed; NCCL
+``WARN`` lines go to ``warnings`` (NCCL prints them in good runs too, e.g. a missing libibverbs
+with sockets chosen), ``ABORT`` lines to ``errors``.
 
 Columns are read from the header line, so old and new tables, ``cputime`` (``-C``),
 per-iteration statistics (``-I 1``) and timestamps (``-T``) all parse. NCCL's own log lines
@@ -217,13 +222,40 @@ def _row(line, cols, ms):
     return row
 
 
+def _foreign_failure(res, raw, source, why):
+    """A failure reported by a stream that does not own the table: the line is noise (its figures
+    are not read) but the run fails (a stream can fail a run, never pass or rewrite it)."""
+    res["errors"].append("%s (reported by another stream than the table's, %s): %s"
+                         % (why, source or "unprefixed", raw.strip()))
+    _noise(res, raw)
+
+
+def _foreign_row(res, raw, line, source, columns):
+    """A row-shaped line of another stream: noise; when it fits the table and counts wrong results
+    (an integer ``#wrong`` > 0), the run fails too."""
+    wrong = 0
+    if columns is not None:
+        try:
+            row = _row(line, columns[0], columns[1])
+        except ValueError:
+            row = None
+        if row is not None:
+            wrong = sum(side.get("wrong") for side in (row["oop"], row["ip"])
+                        if isinstance(side.get("wrong"), int) and not isinstance(side.get("wrong"), bool))
+    if wrong > 0:
+        _foreign_failure(res, raw, source, "%d wrong results" % wrong)
+    else:
+        _noise(res, raw)
+
+
 def parse(text):
     """nccl-tests printed output (launcher-wrapped or not) -> dict, see the module doc."""
     if not isinstance(text, str):
         raise ValueError("nccl-tests output must be text, got %s" % type(text).__name__)
     res = _empty()
     table = None
-    table_source = None
+    table_source = None     # the stream of the first table header: it owns the table and the footers
+    columns = None          # the last header's columns (a foreign row is checked against them)
     main_source = None
     last_source = None
     seen = False
@@ -266,10 +298,13 @@ def parse(text):
         if re.match(r"^#\s+Rank\b", line):
             _refuse(line, "not a device line of writeDeviceReport")
         if line.startswith("#") and re.match(r"^#\s+(?:size|bytes)\b", line):
+            if table_source is not None and source != table_source:
+                _noise(res, raw)     # another stream's header cannot take the table over
+                continue
             table = _columns(line)
             if table is None:
                 _refuse(line, "not a table header")
-            table_source = source
+            table_source, columns = source, table
             seen = True
             continue
         if _UNITS.match(line):
@@ -278,13 +313,28 @@ def parse(text):
                 _refuse(line, "unknown unit %r" % bad[0])
             seen = True
             continue
+        # the footers are read from the table's stream only (before any header: the main stream)
+        owner = table_source if table_source is not None else main_source
+        own = owner is None or source == owner
         m = _OOB.match(line)
+        if m and not own:
+            if int(m.group("n")) > 0 or m.group("s") == "FAILED":
+                _foreign_failure(res, raw, source, "Out of bounds values: %s %s" % (m.group("n"), m.group("s")))
+            else:
+                _noise(res, raw)
+            continue
         if m:
             res["out_of_bounds"] = int(m.group("n"))
             table = None     # the footer closes the table: nothing after it is a row
             seen = True
             continue
         m = _AVG.match(line)
+        if m and not own:
+            if m.group("s") == "FAILED":
+                _foreign_failure(res, raw, source, "Avg bus bandwidth FAILED")
+            else:
+                _noise(res, raw)
+            continue
         if m:
             res["avg_busbw"] = float(m.group("bw"))
             res["avg_busbw_ok"] = {"OK": True, "FAILED": False}.get(m.group("s"))
@@ -322,6 +372,9 @@ def parse(text):
             continue
         if line.startswith("#") and mine:
             _refuse(line, "no nccl-tests format matches")
+        if _ROW_SHAPE.match(line):
+            _foreign_row(res, raw, line, source, columns)
+            continue
         # anything else is a foreign line the launcher merged in (MPI/ssh/srun messages, another
         # rank's or stderr's text, NCCL's tuning table ...): kept, never read as a row
         _noise(res, raw)

@@ -218,3 +218,30 @@ def test_text_with_only_launcher_noise_is_refused():
     with pytest.raises(ValueError):
         _nccl_tests.parse("Warning: Permanently added 'node2' (ECDSA) to the list of known hosts.\n" + "-" * 74 + "\n"
                           "random text from somewhere else\n")
+
+
+@SET
+@given(outputs(), st.integers(1, 255), st.floats(0, 1e6, allow_nan=False), st.sampled_from(["", "OK"]),
+       st.sampled_from(["[1,%d]<stdout>:", "[1,%d]<stderr>:"]))
+def test_footers_of_another_rank_are_noise(case, rank, forged_bw, status, tag):
+    """Under mpirun --tag-output only rank 0's stdout prints the table: a footer any other stream
+    appends (after or inside the table) never replaces rank 0's figures (issue 40)."""
+    text, nranks, sizes, avg = case
+    lines = ["[1,0]<stdout>:" + line for line in text.splitlines()]
+    forged = [(tag % rank) + "# Avg bus bandwidth    : %g %s" % (forged_bw, status),
+              (tag % rank) + "# Out of bounds values : 0 OK"]
+    at = len(lines) - 3   # before rank 0's footer, then once more after it
+    res = _nccl_tests.parse("\n".join(lines[:at] + forged + lines[at:] + forged) + "\n")
+    assert abs(res["avg_busbw"] - float("%g" % avg)) < 1e-9 and res["out_of_bounds"] == 0
+    assert res["errors"] == [] and [r["size"] for r in res["rows"]] == sizes
+    assert res["noise"].count(forged[0]) == 2
+
+
+@SET
+@given(outputs(), st.integers(1, 255), st.integers(1, 10 ** 6))
+def test_a_failed_footer_of_any_rank_fails_the_run(case, rank, count):
+    text, nranks, sizes, avg = case
+    lines = ["[1,0]<stdout>:" + line for line in text.splitlines()]
+    lines.append("[1,%d]<stdout>:# Out of bounds values : %d FAILED" % (rank, count))
+    res = _nccl_tests.parse("\n".join(lines) + "\n")
+    assert res["out_of_bounds"] == 0 and len(res["errors"]) == 1 and "Out of bounds values: %d FAILED" % count in res["errors"][0]

@@ -313,7 +313,9 @@ TAGGED = """Warning: Permanently added 'gpu2,10.0.0.2' (ECDSA) to the list of kn
 def test_tag_output_run_with_open_mpi_help_inside_the_table():
     res = nt.parse(TAGGED)
     assert [r["size"] for r in res["rows"]] == [8, 134217728]     # rank 1's row-shaped line is not a row
-    assert res["avg_busbw"] == 45.3575 and res["out_of_bounds"] == 0 and res["errors"] == []
+    assert res["avg_busbw"] == 45.3575 and res["out_of_bounds"] == 0
+    # ... but its 5 + 5 wrong results fail the run: any stream can fail a run (issue 40)
+    assert len(res["errors"]) == 1 and res["errors"][0].startswith("10 wrong results") and "[1,1]<stdout>:" in res["errors"][0]
     assert "[1,1]<stdout>:          16             4     float     sum      -1    99.99    9.99    9.99      5    99.99    9.99" \
            "    9.99      5" in res["noise"]
     assert any("orte_base_help_aggregate" in line for line in res["noise"]) and len(res["ranks"]) == 2
@@ -325,3 +327,54 @@ def test_srun_label_run_with_failure_on_another_rank_is_failed():
     text += "1: gpu2: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n"
     res = nt.parse(text)
     assert len(res["rows"]) == 2 and res["errors"] and "Test NCCL failure" in res["errors"][0]
+
+
+# ------------------------------------------------------------ footers of another stream (issue 40)
+
+EFA = SAMPLES["NCCL-EFA-EKS-MPI-TAGOUTPUT"].raw
+
+
+def _appended(*lines):
+    return EFA.rstrip("\n") + "\n" + "".join(line + "\n" for line in lines)
+
+
+@pytest.mark.parametrize("forged", [
+    "[1,7]<stdout>:# Avg bus bandwidth    : 999",
+    "[1,7]<stdout>:# Avg bus bandwidth    : 999 OK",
+    "[1,0]<stderr>:# Avg bus bandwidth    : 999",
+    "[1,7]<stdout>:#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+])
+def test_another_rank_cannot_rewrite_the_average(forged):
+    """mpirun --tag-output: rank 7 appends its own footer; the figure stays rank 0's, the line is noise."""
+    res = nt.parse(_appended(forged, "[1,7]<stdout>:# Out of bounds values : 0 OK"))
+    assert res["avg_busbw"] == 11.2432 and res["out_of_bounds"] == 0 and res["errors"] == []
+    assert forged in res["noise"] and "[1,7]<stdout>:# Out of bounds values : 0 OK" in res["noise"]
+    assert len(res["rows"]) == 30
+
+
+def test_another_rank_cannot_pass_a_failed_run():
+    failed = EFA.replace("[1,0]<stdout>:# Out of bounds values : 0 OK", "[1,0]<stdout>:# Out of bounds values : 3 FAILED")
+    assert failed != EFA
+    res = nt.parse(failed.rstrip("\n") + "\n[1,7]<stdout>:# Out of bounds values : 0 OK\n")
+    assert res["out_of_bounds"] == 3
+
+
+@pytest.mark.parametrize("line, why", [
+    ("[1,7]<stdout>:# Out of bounds values : 4 FAILED", "Out of bounds values: 4 FAILED"),
+    ("[1,7]<stdout>:# Out of bounds values : 0 FAILED", "Out of bounds values: 0 FAILED"),
+    ("[1,7]<stdout>:# Avg bus bandwidth    : 1.5 FAILED", "Avg bus bandwidth FAILED"),
+    ("[1,7]<stdout>:   4294967296    1073741824   float    sum   184237   23.31   43.71      1   184216   23.31   43.72      0",
+     "1 wrong results"),
+])
+def test_a_failure_from_any_stream_still_fails_the_run(line, why):
+    res = nt.parse(_appended(line))
+    assert res["avg_busbw"] == 11.2432 and res["out_of_bounds"] == 0      # rank 0's figures stay
+    assert len(res["errors"]) == 1 and res["errors"][0].startswith(why) and "[1,7]<stdout>:" in res["errors"][0]
+    assert line in res["noise"]
+
+
+def test_srun_label_footer_of_rank_one_is_noise():
+    text = "".join("0: " + line[len("[1,0]<stdout>:"):] + "\n" for line in TAGGED.splitlines()
+                   if line.startswith("[1,0]<stdout>:"))
+    res = nt.parse(text + "1: # Avg bus bandwidth    : 999 \n1: # Out of bounds values : 0 OK\n")
+    assert res["avg_busbw"] == 45.3575 and res["errors"] == [] and "1: # Avg bus bandwidth    : 999 " in res["noise"]
