@@ -14,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as area
+from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report
 
 
 def _spec(spec):
@@ -78,22 +79,24 @@ def _verdict_file(verdict, spec, host):
 
 
 def _short(text, size=160):
-    text = " ".join(str(text).split())
+    """One line of at most ``size`` characters, every terminal control shown as an escape
+    (``_report.terminal_text``): a node's text (a tool's error) is printed on the operator's console."""
+    text = _report.terminal_text(" ".join(str(text).split()))
     return text if len(text) <= size else text[:size - 3] + "..."
 
 
 def _message(findings, spec, host=None, report_dir=None, limit=8):
     """The failing task's few lines: which rails fail, the figure, the threshold and the peer; the
-    details stay in the report."""
+    details stay in the report. Every field is made terminal-safe (``_short``)."""
     if isinstance(findings, dict):
         findings = [findings]
-    lines = ["- %s %s: %s (expected %s)" % (f.get("subject"), f.get("check"), _short(f.get("actual")),
+    lines = ["- %s %s: %s (expected %s)" % (_short(f.get("subject")), _short(f.get("check")), _short(f.get("actual")),
                                            _short(f.get("expected"), 60)) for f in findings[:limit]]
     if len(findings) > limit:
         lines.append("- and %d more" % (len(findings) - limit))
-    head = "Fabric test failed%s: %d finding%s" % (" on %s" % host if host else "", len(findings),
+    head = "Fabric test failed%s: %d finding%s" % (" on %s" % _report.terminal_text(str(host)) if host else "", len(findings),
                                                    "" if len(findings) == 1 else "s")
-    tail = "Report: %s/fabric_test.json" % report_dir if report_dir else ""
+    tail = "Report: %s/fabric_test.json" % _report.terminal_text(str(report_dir)) if report_dir else ""
     return "\n".join([head] + lines + ([tail] if tail else []))
 
 

@@ -361,3 +361,20 @@ def test_the_failure_message_is_a_few_lines_and_names_the_report():
     assert lines[0] == "Fabric test failed on n1: 12 findings" and len(lines) == 11
     assert lines[1] == "- rail0/mlx5_0 perftest.write_bw: fail: 180 Gb/s with p (expected >= 360 Gb/s with a peer that passes)"
     assert lines[-2] == "- and 4 more" and lines[-1] == "Report: /tmp/r/fabric_test.json"
+
+
+def test_the_failure_message_shows_node_text_controls_as_escapes():
+    """#40 low: a perftest error from the node is printed in the failing task's message on the
+    operator's console: terminal escapes, C1 controls, DEL, bidi overrides and lone surrogates in
+    any field are shown as visible escapes (the report's terminal_text), never written raw."""
+    finding = {"subject": "rail0/mlx5_0\x1b[2J", "check": "perftest.write_bw\u202e",
+               "actual": "fail: \x1b]8;;http://evil/\x07click\x1b]8;;\x07 \x9b31m\x7f \ud800",
+               "expected": ">= 360 Gb/s\x1b[8m"}
+    text = step(finding, "message", spec(), "n1\x1b[1A", "/tmp/r\x1b[K")
+    for bad in ("\x1b", "\x07", "\x9b", "\x7f", "\u202e", "\ud800"):
+        assert bad not in text
+    assert text.count("\n") == 2    # head, one finding, the report line: no line break forged
+    assert "rail0/mlx5_0\\x1b[2J perftest.write_bw\\u202e: fail: \\x1b]8;;http://evil/\\x07click" in text
+    assert "\\x9b31m\\x7f \\ud800 (expected >= 360 Gb/s\\x1b[8m)" in text
+    assert text.startswith("Fabric test failed on n1\\x1b[1A: 1 finding\n")
+    assert text.endswith("Report: /tmp/r\\x1b[K/fabric_test.json")
