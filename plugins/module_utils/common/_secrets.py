@@ -144,9 +144,13 @@ def _value_at(text, name_start, pos):
 
 
 # The password of a URL's user information (RFC 3986 ``scheme://user:password@host``): the user
-# name stays (it says whose), the password goes. A percent-encoded '@' or '/' stays inside it.
-URL_CREDENTIALS = re.compile(r"""(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/?#@"'<>]*):"""
-                             r"""(?P<password>[^\s/?#@"'<>]+)@""")
+# name stays (it says whose), the password goes. A percent-encoded '@' or '/' stays inside it. The
+# user information runs to the LAST '@' before the first '/', '?' or '#' after the '//' (as
+# urllib's rpartition and curl read it): a raw '@' in the password (``user:p@ssw0rd@host``) is part
+# of the password, not the end of it, so no tail of it leaks (issue 40). The user name ends at the
+# first ':'.
+URL_CREDENTIALS = re.compile(r"""(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/?#"'<>]*):"""
+                             r"""(?P<password>[^\s/?#"'<>]+)@""")
 
 
 def url_spans(text):

@@ -17,6 +17,12 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
     ("baseurl = https://ci:p%40ss:word@mirror/el9 and git+ssh://me:tok3nvalue@git/x",
      "baseurl = https://ci:<redacted>@mirror/el9 and git+ssh://me:<redacted>@git/x"),
     ('{"url": "https://:onlypass@host"}', '{"url": "https://:<redacted>@host"}'),
+    # a raw '@' in the password: the user information runs to the LAST '@' before '/', '?' or '#'
+    ("https://user:p@ssw0rd99@host/x", "https://user:<redacted>@host/x"),
+    ("https://user:a@b@c:d@host:8443?q=1@x#f@g", "https://user:<redacted>@host:8443?q=1@x#f@g"),
+    ("http_proxy=http://u:p@@ss@proxy:3128 next", "http_proxy=http://u:<redacted>@proxy:3128 next"),
+    ('"https://u:p@w@h/a@b"', '"https://u:<redacted>@h/a@b"'),
+    ("ssh://git@host:pw@x/y", "ssh://git@host:<redacted>@x/y"),
     # no credentials: nothing changes
     ("https://repo.example.com:8443/path?q=1@x", "https://repo.example.com:8443/path?q=1@x"),
     ("ssh://git@github.com/org/repo", "ssh://git@github.com/org/repo"),
@@ -34,3 +40,11 @@ def test_url_passwords_are_found_for_masking_and_in_bundles():
 
 def test_a_url_inside_a_secret_value_is_hidden_once():
     assert _secrets.redact_text("api_token=https://u:pw12345@h") == "api_token=<redacted>"
+
+
+def test_no_tail_of_a_password_with_an_at_sign_leaks():
+    """#40 low: ``user:p@ssw0rd99@host`` once became ``user:<redacted>@ssw0rd99@host``."""
+    text = "repo: https://user:p@ssw0rd99@host/x"
+    assert _secrets.secret_values({"url": text.split()[1]}) == {"p@ssw0rd99"}
+    assert "ssw0rd99" not in _secrets.redact_text(text)
+    assert _secrets.redact({"u": [text]}) == {"u": ["repo: https://user:<redacted>@host/x"]}
