@@ -155,6 +155,58 @@ def check_settings(settings):
     return errors
 
 
+# Legal values that in effect turn a check off (issue 40: "a value that would silently disable a
+# check is refused, or warned about by name where it is legal"). They stay legal (a lab, a
+# degraded fleet under repair), and check_warnings names each one.
+WARN_BELOW = {"bw_fraction": 0.5, "bw_min_gbps": 1.0, "nccl_busbw_min_gbps": 1.0}
+WARN_ABOVE = {"lat_max_us": 100.0}
+_WARN_WHY = {
+    "bw_fraction": "below %g: a link passes at a fraction of its rate, the bandwidth check is in effect off",
+    "bw_min_gbps": "below %g Gb/s: any working link passes, the bandwidth check is in effect off",
+    "nccl_busbw_min_gbps": "below %g GB/s: any NCCL run that completes passes, the bus bandwidth check is in effect off",
+    "lat_max_us": "above %g us: RDMA latency is a few us, the latency check is in effect off",
+}
+
+
+def _layer_warnings(layer, where):
+    warnings = []
+    if not isinstance(layer, dict):
+        return warnings
+    for key in sorted(layer, key=str):
+        if key not in LAYER_KEYS:
+            continue
+        number = _number(layer[key])
+        if number is None or number <= 0:
+            continue        # not a legal value: check_settings refuses it
+        if key in WARN_BELOW and number < WARN_BELOW[key]:
+            limit = WARN_BELOW[key]
+        elif key in WARN_ABOVE and number > WARN_ABOVE[key]:
+            limit = WARN_ABOVE[key]
+        else:
+            continue
+        warnings.append("%s.%s=%r: %s" % (where, key, layer[key], _WARN_WHY[key] % limit))
+    return warnings
+
+
+def check_warnings(settings):
+    """The legal values of ``fabric_test_thresholds`` that in effect turn a check off, one
+    ``fabric_test_thresholds.KEY=VALUE: why`` string each (at every layer: top level, by_rate.RATE,
+    by_node_type.NAME, loopback): a bw_fraction below 0.5, a bw_min_gbps below 1 Gb/s, an
+    nccl_busbw_min_gbps below 1 GB/s, a lat_max_us above 100 us. [] when none, and for None or a
+    value check_settings refuses (it names those)."""
+    if not isinstance(settings, dict):
+        return []
+    warnings = _layer_warnings(dict((k, v) for k, v in settings.items() if k not in ("by_rate", "by_node_type", "loopback")),
+                               SETTINGS_VARIABLE)
+    for group in ("by_rate", "by_node_type"):
+        layers = settings.get(group)
+        if isinstance(layers, dict):
+            for name in sorted(layers, key=str):
+                warnings.extend(_layer_warnings(layers[name], "%s.%s.%s" % (SETTINGS_VARIABLE, group, name)))
+    warnings.extend(_layer_warnings(settings.get("loopback"), "%s.loopback" % SETTINGS_VARIABLE))
+    return warnings
+
+
 def _rate_layer(by_rate, rate):
     if not isinstance(by_rate, dict) or rate is None:
         return {}

@@ -711,3 +711,10 @@ def results(nodes, all_rows, judged, failed=None, provisional=None):
 def _finding(host, check, subject, expected, actual, diagnosis, remedy, severity="error"):
     return {"host": host, "check": check, "subject": subject, "severity": severity, "expected": expected,
             "actual": actual, "diagnosis": diagnosis, "remedy": remedy}
+
+
+def config_warnings(settings):
+    """The legal settings that in effect turn a check off, each naming the variable and the value
+    (``fabric_test_thresholds.bw_fraction=0.0001: below 0.5: ...``); [] when none. They are warned
+    about, not refused (config_errors refuses what cannot be met)."""
+    return _acceptance.check_warnings((settings or {}).get("thresholds"))
