@@ -92,9 +92,10 @@ firmware_zero_writes() {
 onboard_admits() {  # onboard_admits HOST: a reset node onboarded with no option but the limit
   lab/lab.sh reset "$1" || return 1
   play playbooks/onboard.yml --limit "$1" -e fabric_test_report_dir="$OUT/onboard" || return 1
-  podman exec "$1" cat /var/lib/rdma-fabric/fabric-test.json | py /dev/stdin <<'PY' || return 1
+  podman exec "$1" cat /var/lib/rdma-fabric/fabric-test.json >"$OUT/verdict-$1.json" || return 1
+  py "$OUT/verdict-$1.json" <<'PY' || return 1
 import json, sys
-verdict = json.load(sys.stdin)
+verdict = json.load(open(sys.argv[1]))
 assert verdict["passed"] is True, verdict
 print("admitted:", verdict["host"], "provisional" if verdict.get("provisional") else "")
 PY

@@ -61,8 +61,13 @@ def _isolation(rows, spec, nodes, known_good=None):
     return area.isolation(nodes, spec, rows or [], known_good or ())
 
 
-def _verdict(rows, spec, nodes, judged, known_good=None, nccl=None):
-    return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or (), [n for n in nccl or [] if n])
+def _verdict(rows, spec, nodes, judged, known_good=None, nccl=None, first_round=None):
+    """``nccl``: the NCCL outcomes the play hosts kept; only those of a planned pair of the first
+    round (``first_round``, where the NCCL test runs) count: a node cannot make up another's."""
+    planned = set((e.get("client"), e.get("server")) for e in (first_round or {}).values()
+                  if isinstance(e, dict) and not e.get("loopback"))
+    outcomes = [n for n in nccl or [] if isinstance(n, dict) and (n.get("client"), n.get("server")) in planned]
+    return area.verdict(nodes, spec, rows or [], list(judged or []), known_good or (), outcomes)
 
 
 def _launcher(pair, spec, nodes, client=None):
@@ -100,7 +105,12 @@ def _message(findings, spec, host=None, report_dir=None, limit=8):
     return "\n".join([head] + lines + ([tail] if tail else []))
 
 
-STEPS = {"message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
+def _forged(facts, spec):
+    """The names of a node's facts that it may not set (its module output set them)."""
+    return area.forged(list(facts or ()))
+
+
+STEPS = {"forged": _forged, "message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
          "verdict": _verdict, "verdict_file": _verdict_file}
 
 

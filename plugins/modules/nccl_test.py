@@ -102,6 +102,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+dropped_keys:
+  description:
+    - Keys of the node's result the controller acts on (C(ansible_facts), C(add_host), C(add_group), C(ansible_stats))
+      that this module never returns, dropped on the controller (the node may be compromised); a warning says so.
+  returned: when the node's result held any
+  type: list
+  elements: str
 ok:
   description: The run finished with rc 0, printed result rows, no wrong results (C(#wrong) 0) and
     C(Out of bounds values) 0.

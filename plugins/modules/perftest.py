@@ -221,6 +221,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+dropped_keys:
+  description:
+    - Keys of the node's result the controller acts on (C(ansible_facts), C(add_host), C(add_group), C(ansible_stats))
+      that this module never returns, dropped on the controller (the node may be compromised); a warning says so.
+  returned: when the node's result held any
+  type: list
+  elements: str
 gathered:
   description: The node's facts for the tests (O(state=gathered)).
   returned: when O(state=gathered)
@@ -276,6 +283,8 @@ results:
       refused and the test ran again unpinned)."
     - "C(output_dropped_bytes) - bytes of the tool's output dropped from the front (it is read keeping only its
       last MiB, where perftest prints its results); when not 0, C(output) starts with a line saying so."
+    - "C(remote) - the other end as perftest exchanged with it (C(lid), C(gid)), or null: the fabric test checks that
+      the measuring client reached the peer's rail and not another HCA."
   returned: when O(state=client) or O(state=collect)
   type: list
   elements: dict

@@ -310,6 +310,9 @@ def gather(module):
                 entry["gid_source"] = "ipv4"
                 if reason:
                     entry["gid_error"] = reason
+            if entry["gid_index"] is not None:
+                # the GID at the index: what a peer's perftest prints as this end's "remote address"
+                entry["gid"] = next((g["gid"] for g in port.get("gids") or [] if g.get("index") == entry["gid_index"]), None)
             rails.append(entry)
     gpus = len(facts["gpus"]) if facts["gpus"] else _proc_gpus()
     return {"rails": rails, "tools": dict((k.replace("-", "_"), v) for k, v in tools.items()),
@@ -636,6 +639,10 @@ def result(perftest, test, item, role, rc, text, note=None):
               "link_layer": item.get("link_layer"), "pinning": item.get("pinning"), "gpu": item.get("gpu"),
               "output": (text or "")[-4000:]}
     record.update(figures(item["kind"], parsed, perftest))
+    # the other end as this end's perftest saw it (its LID and GID from the exchange): the
+    # fabric test checks it is the peer's rail (an out-of-band address that leads elsewhere)
+    remote = (parsed or {}).get("remote") or {}
+    record["remote"] = {"lid": remote.get("lid"), "gid": remote.get("gid")} if remote else None
     return record
 
 

@@ -28,6 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _acceptance
@@ -58,6 +59,14 @@ LOOPBACK_CHECKS = {"bw": "perftest.loopback_write_bw", "lat": "perftest.loopback
 # the settings of a node that decide how it is judged or how long its peers serve: each node's own
 # inventory values, carried in its node record (never the first play host's for all)
 NODE_SETTINGS = ("thresholds", "node_type", "duration", "timeout", "group", "loopback", "peers")
+# facts a node's module output may never set: they would override the variables that decide how it
+# (or the run) is judged, in the fabric test, onboarding and the role's own state
+FORGED_PREFIXES = (PREFIX, "onboard_", "__fabric_test_", "rdma_fabric_")
+
+
+def forged(fact_names):
+    """The names among ``fact_names`` (a node's ``ansible_facts`` keys) that a node may not set."""
+    return sorted(name for name in fact_names or () if isinstance(name, str) and name.startswith(FORGED_PREFIXES))
 
 
 def settings(variables):
@@ -226,10 +235,10 @@ def node(host, spec, gathered, fact_names=()):
     out = {"host": host, "address": address, "address_source": source, "rails": [], "error": None,
            "node_type": settings.get("node_type") or "", "gpus": 0,
            "settings": dict((key, settings.get(key)) for key in NODE_SETTINGS)}
-    forged = sorted(name for name in fact_names or () if isinstance(name, str) and name.startswith(PREFIX))
-    if forged:
+    names = forged(fact_names)
+    if names:
         out["error"] = ("%s: its facts set %s (from a module's output on the node; facts override the inventory): "
-                        "refused, a node is judged by its inventory values only" % (host, ", ".join(forged)))
+                        "refused, a node is judged by its inventory values only" % (host, ", ".join(names)))
         return out
     if not isinstance(gathered, dict) or gathered.get("failed"):
         out["error"] = "the node's rails could not be read: %s" % ((gathered or {}).get("msg") or "no result")
@@ -261,7 +270,7 @@ def node(host, spec, gathered, fact_names=()):
         out["rails"].append({"rail": index, "device": port["device"], "ib_port": port.get("ib_port") or 1,
                              "link_layer": port.get("link_layer"), "rate_gbps": port.get("rate_gbps"),
                              "gid_index": port.get("gid_index"), "state": port.get("state"),
-                             "numa_node": port.get("numa_node")})
+                             "numa_node": port.get("numa_node"), "lid": port.get("lid"), "gid": port.get("gid")})
     unmet = _unmet(host, settings, out["rails"])
     if unmet and not out["error"]:
         out["error"] = unmet[0]
@@ -394,6 +403,9 @@ def plan(nodes, spec, known_good=()):
     for host in testable(nodes):
         nodes[host]["group"] = group_of(nodes[host])
         groups.setdefault(nodes[host]["group"], []).append(host)
+    if known_good:
+        _shape_errors(nodes, groups, good_set)
+        groups = dict((g, [h for h in hosts if not nodes[h].get("error")]) for g, hosts in groups.items())
     merged = []
     loopbacks = []
     for group in sorted(groups):
@@ -438,6 +450,31 @@ def plan(nodes, spec, known_good=()):
         else:
             rounds.append({host: pair(nodes, spec, host, host, None, host, known_good)})
     return {"rounds": rounds, "nodes": nodes}
+
+
+def _shape_errors(nodes, groups, good_set):
+    """Onboarding: a candidate's group comes from what it reports (its rails); one that reports a
+    shape no known-good node of its node type has (a rail fewer, another link layer) would land
+    in a group of its own and pass on its own loopback. Where known-good nodes of its declared
+    ``fabric_test_node_type`` exist in other groups, it is refused by name instead."""
+    good_groups = set(g for g, hosts in groups.items() if any(h in good_set for h in hosts))
+    by_type = {}
+    for group, hosts in groups.items():
+        for host in hosts:
+            if host in good_set and nodes[host].get("node_type"):
+                by_type.setdefault(nodes[host]["node_type"], {}).setdefault(group, host)
+    for group, hosts in groups.items():
+        if group in good_groups:
+            continue
+        for host in hosts:
+            node_type = nodes[host].get("node_type")
+            if host in good_set or not node_type or node_type not in by_type:
+                continue
+            shapes = ", ".join("%s (%s)" % (g, h) for g, h in sorted(by_type[node_type].items()))
+            nodes[host]["error"] = (
+                "%s reports %s where the known-good nodes of fabric_test_node_type=%r are %s: a rail missing or "
+                "on another fabric; refused (a node's own report never puts it in a group of its own)"
+                % (host, group, node_type, shapes))
 
 
 def rounds(nodes, spec, known_good=()):
@@ -491,7 +528,10 @@ def rows(nodes, spec, outcomes, phase="round", known_good=()):
                     continue
                 row["pinning"] = result.get("pinning")
                 row["gpu"] = result.get("gpu")
-                if not result.get("ok"):
+                elsewhere = _reached_elsewhere(result, nodes[server]["rails"][rail], server)
+                if elsewhere and result.get("ok"):
+                    row["error"] = elsewhere
+                elif not result.get("ok"):
                     # both ends' own words: a down port on the server side shows only there (its
                     # client just cannot connect)
                     server_error = (served.get((rail, kind)) or {}).get("error")
@@ -508,6 +548,31 @@ def rows(nodes, spec, outcomes, phase="round", known_good=()):
                     row["ok"] = row["figure"] is not None and row["figure"] <= thr["lat_max_us"]
                 out.append(row)
     return out
+
+
+def _same_gid(one, two):
+    try:
+        return ipaddress.ip_address(one) == ipaddress.ip_address(two)
+    except ValueError:
+        return False
+
+
+def _reached_elsewhere(result, rail, server):
+    """Why the measuring client did not test ``server``'s rail: the LID (InfiniBand) or GID (RoCE)
+    its perftest exchanged with is not the one the server's rail has (an out-of-band address that
+    leads to another HCA, another node); None when it matches or nothing tells."""
+    remote = result.get("remote") or {}
+    if rail.get("link_layer") == "InfiniBand":
+        lid = remote.get("lid")
+        if isinstance(lid, int) and isinstance(rail.get("lid"), int) and lid and rail["lid"] and lid != rail["lid"]:
+            return ("the client reached LID %d, not %s's %s (LID %d): its out-of-band address leads to another HCA"
+                    % (lid, server, rail["device"], rail["lid"]))
+        return None
+    gid, own = remote.get("gid"), rail.get("gid")
+    if gid and own and not _same_gid(gid, own):
+        return ("the client reached GID %s, not %s's %s (GID %s): its out-of-band address leads to another HCA"
+                % (gid, server, rail["device"], own))
+    return None
 
 
 def _expected(kind, thr):

@@ -218,18 +218,25 @@ def test_nccl_pair_results_skipped_failed_or_below_the_node_type_floor():
     assert launcher == ["mpirun", "--tag-output", "-np", "2", "-H", "a.lab,b.lab"]
     for n in nodes.values():
         n["node_type"] = "lab"
-    rows = step(run(nodes, step(nodes, "rounds", s)), "rows", s, nodes)
+    planned_rounds = step(nodes, "rounds", s)
+    first = planned_rounds[0]
+    assert first["b"]["client"] == "b" and first["b"]["server"] == "a"
+    rows = step(run(nodes, planned_rounds), "rows", s, nodes)
+    # an outcome of no planned pair (a node's made-up fact) is not read
+    forged = step(rows, "verdict", s, nodes, ["a", "b"], [], [
+        {"client": "b", "server": "b", "result": {"ok": False, "msg": "forged"}}], first)
+    assert forged["failed"] == {}
     skipped = step(rows, "verdict", s, nodes, ["a", "b"], [], [
-        {"client": "a", "server": "b", "result": {"skipped": True, "reason": "mpirun not found"}}])
+        {"client": "b", "server": "a", "result": {"skipped": True, "reason": "mpirun not found"}}], first)
     assert [k["reason"] for k in skipped["skipped"]] == ["mpirun not found", "mpirun not found"]
     assert skipped["failed"] == {}
     slow = step(rows, "verdict", s, nodes, ["a", "b"], [], [
-        {"client": "a", "server": "b", "result": {"ok": True, "avg_busbw_gbps": 21.5}}])
+        {"client": "b", "server": "a", "result": {"ok": True, "avg_busbw_gbps": 21.5}}], first)
     assert sorted(slow["failed"]) == ["a", "b"] and slow["findings"][0]["actual"] == "21.5 GB/s"
     assert slow["findings"][0]["expected"] == ">= 40 GB/s bus bandwidth"
-    broken = step(rows, "verdict", s, nodes, ["a", "b"], ["b"], [
-        {"client": "a", "server": "b", "result": {"ok": False, "error": "Test NCCL failure common.cu:1279"}}])
-    assert list(broken["failed"]) == ["a"] and "NCCL failure" in broken["failed"]["a"][0]["actual"]
+    broken = step(rows, "verdict", s, nodes, ["a", "b"], ["a"], [
+        {"client": "b", "server": "a", "result": {"ok": False, "error": "Test NCCL failure common.cu:1279"}}], first)
+    assert list(broken["failed"]) == ["b"] and "NCCL failure" in broken["failed"]["b"][0]["actual"]
 
 
 def test_pairs_never_cross_fabrics_and_a_lonely_node_is_named():
@@ -361,6 +368,42 @@ def test_the_failure_message_is_a_few_lines_and_names_the_report():
     assert lines[0] == "Fabric test failed on n1: 12 findings" and len(lines) == 11
     assert lines[1] == "- rail0/mlx5_0 perftest.write_bw: fail: 180 Gb/s with p (expected >= 360 Gb/s with a peer that passes)"
     assert lines[-2] == "- and 4 more" and lines[-1] == "Report: /tmp/r/fabric_test.json"
+
+
+def test_a_candidate_reporting_a_rail_fewer_than_its_node_type_is_refused_not_looped_back():
+    """#40 review: the group comes from what the candidate reports; with a declared node type it
+    cannot put itself in a group of its own and pass on its own loopback."""
+    h100 = {"node_type": "BM.GPU.H100.8"}
+    nodes = nodes_of(["k1", "k2"], h100, rails=8, rate=400, layer="InfiniBand")
+    nodes.update(nodes_of(["cand"], h100, rails=7, rate=400, layer="InfiniBand"))
+    planned = step(nodes, "plan", spec(), ["k1", "k2"])
+    assert "cand reports InfiniBand/7 rails/BM.GPU.H100.8" in planned["nodes"]["cand"]["error"]
+    assert "refused" in planned["nodes"]["cand"]["error"] and planned["rounds"] == []
+    verdict = step([], "verdict", spec(), planned["nodes"], ["cand"], ["k1", "k2"])
+    assert list(verdict["failed"]) == ["cand"] and verdict["passed"] == []
+
+
+def test_a_client_that_reached_another_hca_is_a_failure_not_its_figure():
+    """#40 review: the out-of-band address leads elsewhere (an accomplice serving the test)."""
+    nodes = nodes_of(["good"], rails=1, layer="InfiniBand", rate=400)
+    nodes.update(nodes_of(["cand"], rails=1, layer="InfiniBand", rate=400))
+    nodes["cand"]["rails"][0]["lid"] = 7
+    entry = step(nodes, "rounds", spec(), ["good"])[0]["cand"]
+    ok = dict(result(0, "bw", bw=390.0), remote={"lid": 7, "gid": None})
+    outcome = {"client": entry["client"], "server": entry["server"], "rails": [0], "phase": "round",
+               "client_results": [ok, dict(result(0, "lat"), remote={"lid": 7, "gid": None})], "server_results": []}
+    rows = step([outcome], "rows", spec(), nodes, "round", ["good"])
+    assert all(r["ok"] for r in rows)
+    outcome["client_results"][0] = dict(ok, remote={"lid": 9, "gid": None})
+    rows = step([outcome], "rows", spec(), nodes, "round", ["good"])
+    assert not rows[0]["ok"] and "reached LID 9, not cand's mlx5_0 (LID 7)" in rows[0]["error"]
+    roce = nodes_of(["g"], rails=1)
+    roce.update(nodes_of(["c"], rails=1))
+    roce["c"]["rails"][0]["gid"] = "::ffff:10.0.0.5"
+    row = F._reached_elsewhere({"remote": {"gid": "::ffff:10.0.0.77"}}, roce["c"]["rails"][0], "c")
+    assert "reached GID ::ffff:10.0.0.77, not c's mlx5_0" in row
+    assert F._reached_elsewhere({"remote": {"gid": "0000:0000:0000:0000:0000:ffff:0a00:0005"}},
+                                roce["c"]["rails"][0], "c") is None
 
 
 def test_the_failure_message_shows_node_text_controls_as_escapes():
