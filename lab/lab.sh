@@ -48,7 +48,6 @@ up() {
   mkdir -p .cache/lab
   ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
   ansible-playbook -i "$INVENTORY" playbooks/site.yml -e site_report_dir="$top/.cache/site-report"
-  reboot_pending
   sms
   proof
   cat <<MSG
@@ -69,23 +68,6 @@ lab: converged. Next:
   make bench                                           roce_qos benchmark on the lab
   make lab-destroy                                     remove the lab
 MSG
-}
-
-reboot_pending() {
-  # The lab's GPU nodes never reboot for their kernel arguments (gpudirect_reboot: never);
-  # restart the containers the drift check finds with arguments set but not booted, as an
-  # operator would reboot them (fabricsim boots each from its GRUB file), once.
-  local report="$top/.cache/drift-report" hosts host
-  ansible-playbook -i "$INVENTORY" playbooks/drift_check.yml -e drift_report_dir="$report" >/dev/null || true
-  hosts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]; print(" ".join(sorted(set(x["host"] for x in r if x["actual"] == "pending reboot"))))' "$report/drift.json")
-  [ -n "$hosts" ] || return 0
-  for host in $hosts; do
-    echo "lab: rebooting $host (kernel arguments set, not yet booted)"
-    podman restart "$host" >/dev/null
-  done
-  for host in $hosts; do
-    podman exec "$host" systemctl is-system-running --wait >/dev/null || true
-  done
 }
 
 start_node() {  # start_node HOST IMAGE: a new container for the lab node
