@@ -110,7 +110,12 @@ def _forged(facts, spec):
     return area.forged(list(facts or ()))
 
 
-STEPS = {"forged": _forged, "message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
+def _warnings(spec, spec_again=None):
+    """The settings that are legal but turn a check off in effect (area.config_warnings)."""
+    return area.config_warnings(spec["settings"])
+
+
+STEPS = {"warnings": _warnings, "forged": _forged, "message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
          "verdict": _verdict, "verdict_file": _verdict_file}
 
 
