@@ -20,7 +20,8 @@ OUT="$top/.cache/journey"
 BAD_NODE=lab-hgx-01 BAD_DEV=mlx5_3 BAD_RAIL=3
 NEW_NODE=lab-hgx-02
 PFC_NODE=lab-hgx-01 PFC_PORT=enp24s0np0
-FAST=(-e fabric_test_duration=2)
+FAST=(-e fabric_test_duration=2
+      -e '{"rdma_fabric_environment": {"SYSFS_PATH": "/run/fabricsim/sys", "FABRICSIM_PERFTEST_TIME_SCALE": "0"}}')
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 failed=() timings=()
@@ -121,9 +122,12 @@ timer_drift() {  # timer_drift HOST EXPECT(0|1): the node timer's drift metric, 
   py "$OUT/timer-$1.prom" "$2" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-drifted = [l for l in text.splitlines() if l.startswith("rdma_fabric_node_drift_drifted") and not l.endswith(" 0")]
-total = [l for l in text.splitlines() if re.match(r"rdma_fabric_node_drift_settings\b", l)]
+# rdma_fabric_node_drift_settings{host,area} N: what the alert rdma_fabric.rules.yml reads (> 0)
+drifted = [l for l in text.splitlines() if re.match(r"rdma_fabric_node_drift_settings\{.*\} [1-9]", l)]
+assert any(re.match(r"rdma_fabric_node_drift_settings\{", l) for l in text.splitlines()), "no drift series: %s" % text
 want = sys.argv[2] == "1"
+if want:
+    assert any('area="roce_qos"' in l for l in drifted), drifted
 assert bool(drifted) == want, "timer drift metric: %s (expected %s)" % (drifted or "none drifted", "drift" if want else "none")
 print("node timer drift metric:", drifted or "all 0")
 PY
@@ -134,27 +138,42 @@ if [ "${1:-}" != "--no-up" ]; then
   step "make lab (converge, ib_fabric, nic_firmware, fabric test)" lab/lab.sh up
 fi
 step "drift check: clean" lab/lab.sh check
-step "health: no error" lab/lab.sh health
-step "fabric test: every node passes (GPU memory, IB included)" \
-  bash -c "$(declare -f fabric_test assert_fabric_green play py); fabric_test '$OUT/fabric' && assert_fabric_green '$OUT/fabric'"
+step "health: no error (and the node timer installed)" lab/lab.sh health -e health_timer=true
+fabric_green() { fabric_test "$OUT/$1" && assert_fabric_green "$OUT/$1"; }
+fabric_names() { fails fabric_test "$OUT/$1" && assert_fabric_names "$OUT/$1" "$2" "$3"; }
+miswire_named() {
+  fault_miswire || return 1
+  fails play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$OUT/ib-fault"
+  local rc=$?
+  clear_miswire || return 1
+  [ "$rc" -eq 0 ] || return "$rc"
+  py "$OUT/ib-fault/ib_fabric.json" <<'PY'
+import json, sys
+records = [r for r in json.load(open(sys.argv[1]))["records"] if r["check"] == "ib.cabling"]
+assert records and all("Hca4" in json.dumps(r) for r in records), records
+print("ib_fabric names:", [(r["subject"], r["expected"], r["actual"]) for r in records])
+PY
+}
+pfc_cleared() {
+  play playbooks/roce_qos.yml --limit "$PFC_NODE" && play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-again"
+}
+step "fabric test: every node passes (GPU memory, IB included)" fabric_green fabric
 step "ib_fabric: clean against the cabling plan" play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$OUT/ib"
 step "nic_firmware: converged, 0 writes" firmware_zero_writes
 step "onboard a reset node ($NEW_NODE): admitted" onboard_admits "$NEW_NODE"
 
 # fault 1: one rail of one GPU node degraded (a dirty optic)
 podman exec "$BAD_NODE" fabricsim fault rail-degrade "$BAD_DEV" 0.4 >/dev/null
-step "fault rail-degrade $BAD_NODE rail $BAD_RAIL: the fabric test names it" \
-  bash -c "$(declare -f fabric_test assert_fabric_names play py fails); fails fabric_test '$OUT/fabric-fault' && assert_fabric_names '$OUT/fabric-fault' $BAD_NODE $BAD_RAIL"
+step "fault rail-degrade $BAD_NODE rail $BAD_RAIL: the fabric test names it" fabric_names fabric-fault "$BAD_NODE" "$BAD_RAIL"
 step "fault rail-degrade: onboarding names it" onboard_refuses "$BAD_NODE" "$BAD_RAIL"
 podman exec "$BAD_NODE" fabricsim clear >/dev/null
-step "cleared: the fabric test passes again" \
-  bash -c "$(declare -f fabric_test assert_fabric_green play py); fabric_test '$OUT/fabric-again' && assert_fabric_green '$OUT/fabric-again'"
+step "cleared: the fabric test passes again" fabric_green fabric-again
 
 # fault 2: an HCA moved to the wrong leaf; fault 3: an NV value changed behind Ansible's back
 if [ -r "$top/lab/faults.sh" ]; then
   # shellcheck source=/dev/null
   . "$top/lab/faults.sh"
-  step "fault miswire: ib_fabric names the HCA" bash -c "$(declare -f fault_miswire clear_miswire play fails); fault_miswire && { fails play playbooks/ib_fabric.yml -e ib_fabric_report_dir='$OUT/ib-fault'; rc=\$?; clear_miswire; exit \$rc; }"
+  step "fault miswire: ib_fabric names the HCA" miswire_named
   step "cleared: ib_fabric clean again" play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$OUT/ib-again"
   fault_nv "$BAD_NODE" >"$OUT/fault_nv.log" 2>&1
   step "fault NV value on $BAD_NODE: the drift check names it" drift_names '"nic_firmware"'
@@ -169,8 +188,7 @@ fi
 podman exec "$PFC_NODE" mlnx_qos -i "$PFC_PORT" --pfc 0,0,0,0,0,0,0,0 >/dev/null
 step "fault PFC cleared on $PFC_NODE $PFC_PORT: the drift check names it" drift_names "\"$PFC_PORT\".*pfc|pfc.*\"$PFC_PORT\""
 step "fault PFC: the node timer's drift metric says so" timer_drift "$PFC_NODE" 1
-step "cleared (roce_qos re-applied): drift check clean" \
-  bash -c "ansible-playbook -i '$INVENTORY' playbooks/roce_qos.yml --limit $PFC_NODE >/dev/null && ansible-playbook -i '$INVENTORY' playbooks/drift_check.yml -e drift_report_dir='$OUT/drift-again'"
+step "cleared (roce_qos re-applied): drift check clean" pfc_cleared
 step "cleared: the node timer's drift metric back to 0" timer_drift "$PFC_NODE" 0
 
 echo
