@@ -52,6 +52,15 @@ TIMER_UNIT = "rdma-fabric-health.timer"
 # (_drift_spec.SPEC_DIR) and its textfile, next to health_timer_textfile
 DRIFT_SPEC_DIR = _drift_spec.SPEC_DIR
 DRIFT_TEXTFILE = "rdma_fabric_node_drift.prom"
+# The role's defaults of its limits dictionaries (roles/health/defaults/main.yml): a value the
+# inventory gives is merged over them, unless it holds ``replace: true`` (then it is the whole
+# set: a threshold it leaves out is not judged, a GPU model it leaves out has no expectation).
+DEFAULT_THRESHOLDS = {"max_pause_per_s": 1000, "max_cnp_per_s": 20000, "max_discards_per_s": 0,
+                      "max_symbol_errors_per_s": 0, "max_flaps": 0, "gid_occupancy_max": 0.9}
+DEFAULT_GPU_MODELS = {"H100": {"ports": 8, "min_rate_gbps": 400}, "H200": {"ports": 8, "min_rate_gbps": 400},
+                      "B200": {"ports": 8, "min_rate_gbps": 400}}
+# the limits dictionaries among health_checks' keys (merged over the judge's own, or the ones above)
+CHECKS_LIMITS = _health.LIMIT_DICTS
 
 
 def settings(variables):
@@ -81,12 +90,42 @@ def span_seconds(span):
                for number, unit in re.findall(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)", str(span)))
 
 
+def _limits(value, defaults):
+    """``(limits, replace)``: ``value`` (a dict, its ``replace`` key taken out) merged over
+    ``defaults``, or itself with ``replace: true``; ``(None, None)`` when it is no dict or
+    its ``replace`` is no boolean (config_errors names it)."""
+    if not isinstance(value, dict):
+        return None, None
+    given = dict(value)
+    replace = given.pop(_health.REPLACE, False)
+    if not isinstance(replace, bool):
+        return None, None
+    if replace:
+        return given, True
+    merged = dict(defaults or {})
+    merged.update(given)
+    return merged, False
+
+
+def _replace_errors(config, names):
+    """A ``replace`` key that is no boolean, named (``replace: yes`` from an extra var is text)."""
+    errors = []
+    for variable in names:
+        value = config.get(variable)
+        if isinstance(value, dict) and _health.REPLACE in value and not isinstance(value[_health.REPLACE], bool):
+            errors.append("%s.%s=%r: true (the dict is the whole set) or false (merged over the defaults)"
+                          % (variable, _health.REPLACE, value[_health.REPLACE]))
+    return errors
+
+
 def _checks_errors(config, names):
     """The judge's own checks (``_health.merge_checks``) of each variable in ``names``
     (variable: check key, or None for a dict of checks), the message naming the variable."""
     errors = []
     for variable, key in names:
         value = config.get(variable)
+        if isinstance(value, dict) and key in (None,) + CHECKS_LIMITS and variable != "health_checks":
+            value = dict((k, v) for k, v in value.items() if k != _health.REPLACE)
         try:
             if key is None:
                 _health.merge_checks(value, variable)
@@ -96,6 +135,29 @@ def _checks_errors(config, names):
             text = str(exc)
             errors.append(variable + text[len(key):] if key and text.startswith(key) else text)
     return errors
+
+
+# node_exporter's textfile collector reads only the files named *.prom in its directory
+_TEXTFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*\.prom")
+
+
+def textfile_errors(variable, value, drift=True):
+    """A Prometheus textfile path node_exporter's textfile collector reads: absolute, its
+    name ``*.prom`` (any other name is never read: the alerts would see no metric at all, and
+    a stale one never), not the drift check's own file next to it (``health_timer_drift``)."""
+    if not isinstance(value, str) or not value.startswith("/") or any(c in value for c in "\r\n\x00"):
+        return ["%s=%r: expected an absolute path of a *.prom file in node_exporter's textfile directory"
+                % (variable, value)]
+    directory, name = posixpath.split(value)
+    if posixpath.normpath(value) != value or not directory:
+        return ["%s=%r: expected a plain absolute path (no '.', '..', '//' or trailing '/')" % (variable, value)]
+    if not _TEXTFILE_NAME.fullmatch(name):
+        return ["%s=%r: node_exporter's textfile collector reads only *.prom files (letters, digits, '_', '.', "
+                "'-' and ':'): the name %r would never be read" % (variable, value, name)]
+    if drift and name == DRIFT_TEXTFILE:
+        return ["%s=%r: %s is the drift check's textfile next to it (health_timer_drift): use another name"
+                % (variable, value, DRIFT_TEXTFILE)]
+    return []
 
 
 def _path_errors(config, names, absolute=True, optional=False):
@@ -118,6 +180,7 @@ def config_errors(settings):
         raise PlanError("health: expected the role's settings dict, got %s" % type(settings).__name__)
     config = dict((PREFIX + key, value) for key, value in settings.items())
     errors = []
+    seconds = {}
     for variable in ("health_interval", "health_flap_window", "health_boot_grace"):
         value = config.get(variable)
         try:    # an extra var (-e) is text
@@ -126,13 +189,30 @@ def config_errors(settings):
             number = None
         if number is None or math.isnan(number) or math.isinf(number) or number < 0:
             errors.append("%s=%r: a number of seconds >= 0" % (variable, value))
-    errors += _path_errors(config, ("health_state_file", "health_timer_textfile"))
+        elif number == 0 and variable == "health_interval":
+            # two counter samples 0 s apart: every rate (pause, CNP, discards, symbol errors) is unjudged
+            errors.append("health_interval=%r: the seconds between the two counter samples must be > 0 (0 would "
+                          "judge no rate: pause frames, CNPs, discards, symbol errors)" % (value,))
+        else:
+            seconds[variable] = number
+    errors += _path_errors(config, ("health_state_file",))
+    errors += textfile_errors("health_timer_textfile", config.get("health_timer_textfile"),
+                              drift=config.get("health_timer_drift", True))
     errors += _path_errors(config, ("health_nccl_log",), optional=True)
     errors += _path_errors(config, ("health_report_dir",), absolute=False)
     errors += _path_errors(config, ("health_bundle_dir",), absolute=False, optional=True)
     every = config.get("health_timer_every")
-    if not isinstance(every, (str, int)) or isinstance(every, bool) or not _SPAN.fullmatch(str(every)):
+    period = span_seconds(every)
+    if period is None:
         errors.append("health_timer_every=%r: expected a systemd time span such as 1h, 30min or 1h 30min" % (every,))
+    elif period <= 0:
+        # OnUnitActiveSec=0 / OnBootSec=0: the timer never runs again after its first run
+        errors.append("health_timer_every=%r: the timer's period must be longer than 0 s (a period of 0 never "
+                      "runs the periodic check again)" % (every,))
+    elif "health_interval" in seconds and period < seconds["health_interval"]:
+        errors.append("health_timer_every=%r (%g s) is shorter than one check (health_interval=%r s between "
+                      "the counter samples): give a longer period" % (every, period, config.get("health_interval")))
+    errors += _replace_errors(config, ("health_thresholds", "health_gpu_models", "health_nic_models"))
     errors += _checks_errors(config, (
         ("health_thresholds", None), ("health_gpu_models", "gpu_models"), ("health_nic_models", "nic_models"),
         ("health_ignore_devices", "ignore_devices"), ("health_sm_priority", "sm_priority"),
@@ -143,13 +223,26 @@ def config_errors(settings):
 def checks(settings):
     """The checks rdma_health and the timer judge with: the thresholds, the model data and
     the switches, then ``health_checks`` over them."""
-    thresholds, extra = settings.get("thresholds"), settings.get("checks")
-    out = dict(thresholds) if isinstance(thresholds, dict) else {}     # a bad value: config_errors names it
-    out.update(gpu_models=settings.get("gpu_models"), nic_models=settings.get("nic_models"),
+    thresholds, replace = _limits(settings.get("thresholds"), DEFAULT_THRESHOLDS)
+    extra = settings.get("checks")
+    out = dict(thresholds or {})     # a bad value: config_errors names it
+    if replace:
+        # the thresholds given are the whole set: the others are not judged (null), as the user said
+        out.update((key, None) for key in DEFAULT_THRESHOLDS if key not in out)
+    gpu_models = _limits(settings.get("gpu_models"), DEFAULT_GPU_MODELS)[0]
+    nic_models = _limits(settings.get("nic_models"), {})[0]
+    out.update(gpu_models=gpu_models if gpu_models is not None else settings.get("gpu_models"),
+               nic_models=nic_models if nic_models is not None else settings.get("nic_models"),
                ignore_devices=settings.get("ignore_devices"), sm=settings["check_sm"],
                sm_priority=settings.get("sm_priority"), gdr=settings["check_gdr"],
                lossless=settings["check_lossless"], dmabuf_enable=settings.get("dmabuf_enable"))
-    out.update(extra if isinstance(extra, dict) else {})
+    for key, value in (extra if isinstance(extra, dict) else {}).items():
+        if key in ("gpu_models", "nic_models") and isinstance(out.get(key), dict):
+            # health_checks' models merge over health_gpu_models / health_nic_models, unless replace
+            merged = _limits(value, out[key])[0]
+            out[key] = merged if merged is not None else value
+        else:
+            out[key] = value    # the judge merges counter_limits, ethtool_limits over its own
     return out
 
 
@@ -166,8 +259,8 @@ def read_args(settings):
 
 def drift_config(settings):
     """The timer's ``drift`` entry (``_drift_timer``), None with ``health_timer_drift: false``."""
-    if not settings.get("timer_drift", True):
-        return None
+    if not settings.get("timer_drift", True) or not isinstance(settings.get("timer_textfile"), str):
+        return None     # a textfile that is no path: config_errors names it
     textfile = posixpath.join(posixpath.dirname(settings["timer_textfile"]), DRIFT_TEXTFILE)
     return {"spec_dir": DRIFT_SPEC_DIR, "textfile": textfile}
 

@@ -140,6 +140,13 @@ _NUMBER_KEYS = ("expected_devices", "expected_gpus", "min_rate_gbps", "expected_
                 "sm_priority")
 
 
+# The dictionaries of limits: one given merges over the default (a counter left out keeps its
+# default limit), unless it holds ``replace: true`` (then it is the whole set: a counter left
+# out is not judged). Replacing by accident would silently turn the other counters' checks off.
+LIMIT_DICTS = ("counter_limits", "ethtool_limits", "gpu_models", "nic_models")
+REPLACE = "replace"
+
+
 class HealthError(ValueError):
     pass
 
@@ -147,7 +154,8 @@ class HealthError(ValueError):
 def merge_checks(checks, field=None):
     """DEFAULT_CHECKS with ``checks`` over it, validated: unknown keys and bad values are
     refused naming the key and the value (as ``FIELD.key`` with ``field``, the option or the
-    variable that holds ``checks``)."""
+    variable that holds ``checks``). A dict of LIMIT_DICTS merges over its default unless it
+    holds ``replace: true``."""
     at = field + "." if field else ""
     merged = copy.deepcopy(DEFAULT_CHECKS)
     if not isinstance(checks or {}, dict):
@@ -156,6 +164,15 @@ def merge_checks(checks, field=None):
         if key not in DEFAULT_CHECKS:
             raise HealthError("%sunknown check %r; known: %s" % (field + ": " if field else "", key,
                                                                  ", ".join(sorted(DEFAULT_CHECKS))))
+        if key in LIMIT_DICTS and isinstance(value, dict):
+            given = dict(value)
+            replace = given.pop(REPLACE, False)
+            if not isinstance(replace, bool):
+                raise HealthError("%s%s.%s=%r: true (the dict is the whole set) or false (merged over the defaults)"
+                                  % (at, key, REPLACE, replace))
+            value = given if replace else copy.deepcopy(DEFAULT_CHECKS[key])
+            if not replace:
+                value.update(given)
         merged[key] = value
     for key in _NUMBER_KEYS:
         value = merged[key]

@@ -86,11 +86,47 @@ def port_netdevs(facts):
     return out
 
 
+def _textfile_error(field, value):
+    """node_exporter's textfile collector reads only ``*.prom`` files of its directory."""
+    name = os.path.basename(value) if isinstance(value, str) else ""
+    if not isinstance(value, str) or not os.path.isabs(value) or not name.endswith(".prom") \
+            or name.startswith(".") or name == ".prom" or any(c in value for c in "\r\n\x00"):
+        return "%s=%r: expected an absolute path of a *.prom file (node_exporter reads no other name)" % (field, value)
+    return None
+
+
+def config_errors(config, textfiles=True):
+    """What the timer refuses in its config (the health role's checks, again on the node: a
+    config edited by hand): a sampling interval that is no number > 0 (every rate unjudged),
+    with ``textfiles`` a textfile node_exporter never reads (``main`` writes them)."""
+    if not isinstance(config, dict):
+        return ["config: expected a JSON object, got %s" % type(config).__name__]
+    errors = []
+    interval = config.get("interval", 5)
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0 \
+            or interval == float("inf"):
+        errors.append("interval=%r: the seconds between the two counter samples, a number > 0" % (interval,))
+    if not textfiles:
+        return errors
+    error = _textfile_error("textfile", config.get("textfile"))
+    if error:
+        errors.append(error)
+    drift = config.get("drift")
+    if isinstance(drift, dict):
+        error = _textfile_error("drift.textfile", drift.get("textfile"))
+        if error:
+            errors.append(error)
+    return errors
+
+
 def run(config, module=None, now=None):
     """One check: returns (findings, textfile text). The text holds the findings and each
     check's verdict (``_report.prometheus_health``), the raw port counters of the last sample
     and, last, the time of this successful run (a run that raises writes nothing: the stale
     timestamp is what alerts)."""
+    errors = config_errors(config, textfiles=False)
+    if errors:
+        raise ValueError("; ".join(errors))
     module = module or NodeModule()
     host = config.get("host") or socket.gethostname()
     checks = config.get("checks") or {}
@@ -127,6 +163,11 @@ def main(argv):
     config = None
     try:
         config = json.loads(_fileio.read_text(argv[1], 4 * _fileio.MiB, what="config"))
+        errors = config_errors(config)
+        if any(e.startswith("drift.") for e in errors):
+            config = dict(config, drift=None)   # the drift step's textfile is refused: it does not run
+        if errors:
+            raise ValueError("%s: %s" % (argv[1], "; ".join(errors)))
         findings, text = run(config)
         _fileio.write_textfile(config.get("textfile"), text)
     except (IOError, OSError, ValueError) as exc:
