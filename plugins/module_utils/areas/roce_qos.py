@@ -265,7 +265,11 @@ def config_errors(settings):
     cnp_dscp = _check(errors, V.dscp, "roce_qos_cnp_dscp", settings.get("cnp_dscp"))
     pfc = _check(errors, V.priority_list, "roce_qos_pfc_priorities", settings.get("pfc_priorities"))
     dcqcn = _check(errors, V.priority_list, "roce_qos_dcqcn_priorities", settings.get("dcqcn_priorities"))
-    for index, name in enumerate(settings.get("interfaces") or []):
+    interfaces = settings.get("interfaces") or []
+    if not isinstance(interfaces, list):
+        errors.append("roce_qos_interfaces=%r: expected a list of interface names" % (interfaces,))
+        interfaces = []
+    for index, name in enumerate(interfaces):
         _check(errors, check_name, "roce_qos_interfaces[%d]" % index, name)
     if settings.get("tos_ecn") not in (None,) + ECN_CHOICES:
         errors.append("roce_qos_tos_ecn=%r: must be one of %s" % (settings.get("tos_ecn"), ", ".join(ECN_CHOICES)))
@@ -274,6 +278,14 @@ def config_errors(settings):
         errors.append("roce_qos_rdma_cm_roce_mode=%r: must be v2 (RoCE v2, what NCCL and routed RoCE need), v1 "
                       "(IB/RoCE v1), the kernel's spellings 'RoCE v2' or 'IB/RoCE v1', or none to leave the "
                       "RDMA-CM default RoCE mode as it is" % (mode,))
+    if mode not in ROCE_MODE_UNMANAGED and mode in _dcqcn.ROCE_MODE_CHOICES and settings.get("trust") == "dscp" \
+            and rdma_cm_roce_mode_of(settings) == "v1":
+        # RoCE v1 is an Ethernet frame (EtherType 0x8915) with no IP header: no DSCP to trust, so
+        # the NIC and the switches put RDMA-CM's connections in the default, lossy class
+        errors.append("roce_qos_rdma_cm_roce_mode=%r with roce_qos_trust=dscp: RoCE v1 has no IP header, so DSCP "
+                      "trust cannot classify it (RDMA-CM connections would leave the lossless class "
+                      "roce_qos_roce_dscp=%s sets); use v2, or none to leave the mode as it is"
+                      % (mode, settings.get("roce_dscp")))
     tos = settings.get("default_tos")
     if tos is not None:
         tos = _check(errors, V.int_in_range, "roce_qos_default_tos", tos, 0, 255, "ToS")
