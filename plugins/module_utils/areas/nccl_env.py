@@ -180,6 +180,7 @@ def config_errors(settings):
         errors.append("nccl_env_extra sets %s, which the role sets itself; use %s"
                       % (", ".join(managed), "; ".join("%s: %s" % (name, MANAGED[name]) for name in managed)))
     allowed = settings.get("allow_unknown") if isinstance(settings.get("allow_unknown"), list) else []
+    allowed = [name for name in allowed if isinstance(name, str)]     # any other item is named above
     wanted = dict(_options(settings))
     wanted.update((name, value) for name, value in extra.items() if name not in MANAGED)
     present = dict((name, value) for name, value in wanted.items() if value is not None)
