@@ -30,9 +30,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
+import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import IFNAME_MAX, PlanError, check_name
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "rails"
@@ -62,6 +63,26 @@ def settings(variables, planner_errors=()):
     return out
 
 
+# A rail interface name as the rail files can hold it: the kernel's rules (dev_valid_name():
+# IFNAMSIZ - 1 = 15 bytes, no '/', ':' or whitespace, not '.' or '..') and, since the name is
+# written into systemd-networkd / NetworkManager files, sysctl paths and ip(8) argv, only
+# letters, digits, '_', '.' and '-' (no ';', '$', quotes, '*', '%', '=' or '#'), not starting with '-'.
+_IFNAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def interface_error(field, value):
+    """The problem of a rail interface name ``value``, naming ``field``; None when it is good."""
+    try:
+        check_name(field, value, "interface", IFNAME_MAX)
+    except ValueError as exc:
+        return str(exc)
+    if not _IFNAME.fullmatch(value):
+        bad = next(c for c in value if not _IFNAME.fullmatch(c))
+        return ("%s=%r: a rail interface name holds only letters, digits, '_', '.' and '-' (it is written into "
+                "the rail files and commands), not %r" % (field, value, bad))
+    return None
+
+
 def _rails(node_plan, field="node_plan"):
     if not isinstance(node_plan, dict) or not isinstance(node_plan.get("rails"), list):
         raise PlanError("%s: expected one node of the rail plan (rail_plan(...).nodes[NAME]), got %r"
@@ -70,6 +91,9 @@ def _rails(node_plan, field="node_plan"):
         if not row.get("netdev"):
             raise PlanError("%s.rails[%d]: rail %s has no netdev (give rails_nics with netdev names)"
                             % (field, index, row.get("rail")))
+        error = interface_error("%s.rails[%d].netdev" % (field, index), row["netdev"])
+        if error:
+            raise PlanError(error + " (from rails_nics or the node's rdma facts)")
     return node_plan["rails"]
 
 
@@ -135,6 +159,17 @@ def config_errors(settings):
     nics = settings.get("nics")
     if nics is not None and not isinstance(nics, list):
         errors.append("rails_nics=%r: expected a list of rail NICs (names or dicts with netdev/device)" % (nics,))
+    for index, nic in enumerate(nics if isinstance(nics, list) else []):
+        field, name = "rails_nics[%d]" % index, nic
+        if isinstance(nic, dict):
+            field, name = field + ".netdev", nic.get("netdev")
+            if name is None:
+                continue    # a NIC given by its RDMA device: the node's netdev is checked when planned
+        elif not isinstance(nic, str) or not nic:
+            continue        # the planner's checks name it
+        error = interface_error(field, name)
+        if error:
+            errors.append(error)
     rows = [{"rail": index, "netdev": "rail%d" % index, "cidr": None, "gateway": None}
             for index in range(len(pools) if isinstance(pools, list) and pools else 1)]
     try:
