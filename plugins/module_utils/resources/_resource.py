@@ -188,9 +188,41 @@ def _entries(resource, config, state):
         seen[key] = field
         want = resource.normalize(entry, field)
         entries.append((key, want))
-    if state in ("merged", "replaced", "overridden", "rendered") and not entries:
+    if state == "replaced":
+        _replaced_errors(resource, config, entries)
+    if state in ("merged", "overridden", "rendered") and not entries:
         resource.module.warn("config is empty: nothing to %s" % ("render" if state == "rendered" else "change"))
     return entries
+
+
+def _option_defaults(resource):
+    """``{suboption: default}`` of the module's ``config`` entries (what AnsibleModule fills in)."""
+    spec = getattr(getattr(resource, "module", None), "argument_spec", None)
+    options = ((spec or {}).get("config") or {}).get("options") if isinstance(spec, dict) else None
+    return dict((name, option.get("default")) for name, option in (options or {}).items()
+                if isinstance(option, dict))
+
+
+def _replaced_errors(resource, config, entries):
+    """state=replaced with nothing in it is refused: an empty config would change nothing while
+    saying it replaced the state, and an entry that names only its object (every other option
+    unset or at its default) would reset that object (a rail interface's addresses, routes and
+    rules deleted). ValidationError naming the option."""
+    if not entries:
+        raise ValidationError("config=%r: state=replaced with an empty config: list each %s with the settings it "
+                              "should have (replaced resets what an entry does not give), or use state=merged"
+                              % (config, resource.key_field))
+    defaults = _option_defaults(resource)
+    for index, (key, _want) in enumerate(entries):
+        entry = config[index]
+        identity = set(resource.identity_fields(key))
+        given = [name for name, value in entry.items()
+                 if name not in identity and value is not None and not (name in defaults and value == defaults[name])]
+        if not given:
+            named = " ".join("%s=%s" % (k, v) for k, v in sorted(resource.identity_fields(key).items()) if v is not None)
+            raise ValidationError("config[%d]: state=replaced with nothing but %s: it would reset every setting of "
+                                  "that %s; give the settings it should have, or use state=merged"
+                                  % (index, named, resource.key_field))
 
 
 def _shape(resource, keys, states):
