@@ -46,7 +46,10 @@ options:
         choices: [present, absent]
         default: present
       mode:
-        description: Octal mode of the file, for example V('0755').
+        description:
+          - Octal mode of the file as a quoted string, for example V('0755').
+          - An unquoted number whose digits are all octal is refused as ambiguous (V(644) is the number 644,
+            mode 1204, and YAML reads an unquoted V(0644) as 420). Quote the mode.
         type: raw
         default: "0644"
       owner:

@@ -41,6 +41,13 @@ def _mode(field, value):
     if isinstance(value, bool):
         raise ValidationError("%s=%r: expected an octal mode such as '0644'" % (field, value))
     if isinstance(value, int):
+        digits = str(value)
+        if value >= 8 and all(c in "01234567" for c in digits):
+            # 644 is the number 644 = 0o1204 (a setgid/sticky file no one may write), not rw-r--r--;
+            # YAML's unquoted 0644 is 420 (0o644): an unquoted number is ambiguous either way
+            raise ValidationError("%s=%r: an unquoted number is ambiguous as a file mode (read as octal it is 0%s, "
+                                  "as the number it is mode %04o): quote the mode you mean, '0%s' or '%04o'"
+                                  % (field, value, digits.lstrip("0"), value, digits.lstrip("0"), value))
         number = value
     else:
         text = str(value).strip()
