@@ -18,6 +18,8 @@ case once, so all see the same machine load). Cases:
     drift   playbooks/drift_check.yml (all areas)
     rerun   playbooks/site.yml on converged nodes
     first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files)
+    fabric  playbooks/fabric_test.yml on the converged nodes (pair rounds per rail; its per-round wall
+            time is the run's wall time over the plan's rounds, printed with the plan)
 
 A case may carry settings, NAME:key=value[+key=value]: forks=N, pipelining=true|false,
 strategy=linear|free|mitogen_linear|mitogen_free (the mitogen ones need
@@ -82,7 +84,7 @@ BURN_PLAY = """---
         argv: [python3, -c, "import time, sys\\nt = time.process_time()\\nwhile time.process_time() - t < float(sys.argv[1]):\\n    pass", "{{ bench_burn_s }}"]
       changed_when: false
 """
-BASES = ("ping", "facts", "burn", "drift", "rerun", "first")
+BASES = ("ping", "facts", "burn", "drift", "rerun", "first", "fabric")
 
 
 def parse_case(text):
@@ -255,12 +257,14 @@ class Bench(object):
         base = case["base"]
         play = case.get("play") or {"ping": self.ping_play, "facts": self.facts_play, "burn": self.burn_play,
                                     "drift": "playbooks/drift_check.yml", "rerun": "playbooks/site.yml",
-                                    "first": "playbooks/site.yml"}[base]
+                                    "first": "playbooks/site.yml", "fabric": "playbooks/fabric_test.yml"}[base]
         argv = ["ansible-playbook", "-i", self.inventory, play]
         if base == "burn":
             argv += ["-e", "bench_burn_s=%s" % case.get("burn", "1.6")]
         if base == "drift":
             argv += ["-e", "drift_report_dir=%s" % os.path.join(self.tmp, "drift-report")]
+        if base == "fabric":
+            argv += ["-e", "fabric_test_report_dir=%s" % os.path.join(self.tmp, "fabric-report")]
         return argv
 
     def run(self, nodes, case, rnd):
@@ -288,7 +292,7 @@ class Bench(object):
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         figures = group.figures()
         group.remove()
-        ok_rc = (0, 2) if case["base"] == "drift" else (0,)   # 2: drift found (fresh nodes)
+        ok_rc = (0, 2) if case["base"] in ("drift", "fabric") else (0,)   # 2: drift found (fresh nodes), a node failed
         failed = proc.returncode not in ok_rc
         if failed:
             sys.stderr.write(proc.stdout[-3000:])
