@@ -96,7 +96,7 @@ def _message(findings, spec, host=None, report_dir=None, limit=8):
     if isinstance(findings, dict):
         findings = [findings]
     lines = ["- %s %s: %s (expected %s)" % (_short(f.get("subject")), _short(f.get("check")), _short(f.get("actual")),
-                                           _short(f.get("expected"), 60)) for f in findings[:limit]]
+                                            _short(f.get("expected"), 60)) for f in findings[:limit]]
     if len(findings) > limit:
         lines.append("- and %d more" % (len(findings) - limit))
     head = "Fabric test failed%s: %d finding%s" % (" on %s" % _report.terminal_text(str(host)) if host else "", len(findings),
@@ -115,7 +115,8 @@ def _warnings(spec, spec_again=None):
     return area.config_warnings(spec["settings"])
 
 
-STEPS = {"warnings": _warnings, "forged": _forged, "message": _message, "launcher": _launcher, "node": _node, "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
+STEPS = {"warnings": _warnings, "forged": _forged, "message": _message, "launcher": _launcher, "node": _node,
+         "peers": _peers, "rounds": _rounds, "plan": _plan, "rows": _rows, "isolation": _isolation,
          "verdict": _verdict, "verdict_file": _verdict_file}
 
 

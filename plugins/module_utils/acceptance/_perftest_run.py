@@ -519,7 +519,7 @@ def numa_prefix(node, device, enabled):
     paths = node["_paths"]
     inside = "" if cpus == local else " (of its local CPUs %s, those this process may use)" % format_cpulist(local)
     mem_note = "" if mem_ok or node_id < 0 else (", no --membind: memory node %d is outside the allowed nodes %s"
-                                                  % (node_id, format_cpulist(limits["mems"])))
+                                                 % (node_id, format_cpulist(limits["mems"])))
     whole_node = node_id >= 0 and bool(node_cpus) and (limits["cpus"] is None or node_cpus <= limits["cpus"])
     if paths.get("numactl") and whole_node:
         argv = [paths["numactl"], "--cpunodebind=%d" % node_id] + (["--membind=%d" % node_id] if mem_ok else [])

@@ -760,7 +760,7 @@ def results(nodes, all_rows, judged, failed=None, provisional=None):
         def high(rows_, check):
             values = [r["figure"] for r in rows_ if r["check"] == check and isinstance(r.get("figure"), (int, float))]
             return _num(round(max(values), 2)) if values else "-"
-        pinned = sorted(set(str(r.get("pinning") or "none").split(":")[0] for r in mine if r["client"] == host))
+        pinned = sorted(set(str(r.get("pinning") or "none").split(":", 1)[0] for r in mine if r["client"] == host))
         verdict_ = "fail" if host in (failed or {}) else "pass (provisional)" if host in (provisional or {}) else "pass"
         out.append({"host": host, "group": node_.get("group") or "-", "address": node_.get("address") or "-",
                     "rails": len(node_.get("rails") or []),

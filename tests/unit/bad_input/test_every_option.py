@@ -52,7 +52,10 @@ from ansible_collections.rdma.fabric.tests.unit.bad_input.test_bad_input import 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 PLUGINS = os.path.join(REPO, "plugins")
 MODULES = sorted(n[:-3] for n in os.listdir(os.path.join(PLUGINS, "modules")) if n.endswith(".py") and n[0] != "_")
-ACTIONS = sorted(n[:-3] for n in os.listdir(os.path.join(PLUGINS, "action")) if n.endswith(".py") and n[0] != "_")
+# the action plugins that are the whole task (not those that only run their module on the node and
+# filter its result, plugin_utils/_untrusted: their options are the module's)
+ACTIONS = sorted(n[:-3] for n in os.listdir(os.path.join(PLUGINS, "action")) if n.endswith(".py") and n[0] != "_"
+                 and "_untrusted" not in open(os.path.join(PLUGINS, "action", n)).read())
 ROLES = sorted(r for r in os.listdir(os.path.join(REPO, "roles"))
                if os.path.exists(os.path.join(REPO, "roles", r, "meta", "argument_specs.yml")))
 

@@ -295,9 +295,9 @@ TAGGED = """Warning: Permanently added 'gpu2,10.0.0.2' (ECDSA) to the list of kn
 [1,1]<stderr>:--------------------------------------------------------------------------
 [1,0]<stdout>:gpu1:41021:41021 [0] NCCL INFO NCCL version 2.18.3+cuda12.2
 [1,0]<stdout>:#
-[1,0]<stdout>:#                                                              out-of-place                       in-place          
+[1,0]<stdout>:#                                                              out-of-place                       in-place
 [1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-[1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       
+[1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
 [1,0]<stdout>:           8             2     float     sum      -1    30.01    0.00    0.00      0    29.87    0.00    0.00      0
 [1,1]<stdout>:          16             4     float     sum      -1    99.99    9.99    9.99      5    99.99    9.99    9.99      5
 [gpu1:41015] 1 more process has sent help message help-mpi-btl-openib.txt / error in device init
@@ -305,7 +305,7 @@ TAGGED = """Warning: Permanently added 'gpu2,10.0.0.2' (ECDSA) to the list of kn
 [1,0]<stdout>:gpu1:41021:41030 [0] NCCL INFO comm 0x55d1c8b0 rank 0 nranks 2 cudaDev 0 busId 1b000 - Destroy COMPLETE
 [1,0]<stdout>:   134217728      33554432     float     sum      -1   1480.2   90.67   90.67      0   1478.9   90.75   90.75      0
 [1,0]<stdout>:# Out of bounds values : 0 OK
-[1,0]<stdout>:# Avg bus bandwidth    : 45.3575 
+[1,0]<stdout>:# Avg bus bandwidth    : 45.3575
 [1,0]<stdout>:#
 """
 

@@ -1,4 +1,8 @@
 """The node's own address for the fabric test's out-of-band exchange (/proc/net/route, SIOCGIFADDR)."""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _node_address as A

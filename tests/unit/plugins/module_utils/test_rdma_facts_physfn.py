@@ -4,6 +4,8 @@ the nic_firmware area never configures a VF (issue 40, the high defect): the key
 for a VF, and the area leaves such a device out."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import os
 
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts

@@ -5,6 +5,8 @@ unwritable), act on the terminal that prints the table, or break the Prometheus 
 stays valid. Tested at the writers (module_utils/reports/_report.py)."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import json
 import re
 import xml.etree.ElementTree as ET
