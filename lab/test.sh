@@ -141,14 +141,13 @@ run_scenario() {
 
 # The last CI times (seconds, 2 cores) of the jobs pool() runs: sort_jobs puts the longest first,
 # so that two jobs at once finish together and the short ones fill the end. Update them from the
-# report of a CI run; a job not listed counts as 300 s. Checks: CI of 2026-12-03 (sanity: at most
-# the 375 s of its old pair); Molecule: onboard measured alone, the others that CI's times less
-# 22 s per fabricsim node (what onboard's six nodes gained from the one-archive prepare).
+# report of a CI run; a job not listed counts as 300 s. A fresh clone of 2026-12-06 (the journey
+# with its make lab; unit and lint from the run before, which stopped early there).
 declare -A LAST_CI=(
-  [unit]=446 ["unit core-lowest"]=371 [sanity]=330 ["sanity core-lowest"]=330
-  [journey]=900 [lint]=94 [galaxy]=60 [ee]=52 [build]=42 [docs]=19 [rules]=4
-  ["molecule onboard"]=717 ["molecule health"]=598 ["molecule gpudirect"]=502
-  ["molecule roce_qos"]=451 ["molecule rails"]=425 ["molecule default"]=394 ["molecule opensm_ha"]=320
+  [journey]=1100 [unit]=446 ["unit core-lowest"]=371 [sanity]=221 ["sanity core-lowest"]=251
+  [lint]=94 [galaxy]=70 [ee]=110 [build]=41 [docs]=18 [rules]=6
+  ["molecule onboard"]=581 ["molecule health"]=398 ["molecule gpudirect"]=339
+  ["molecule roce_qos"]=493 ["molecule rails"]=457 ["molecule default"]=258 ["molecule opensm_ha"]=299
 )
 
 sort_jobs() {  # sort_jobs NAME CMD [NAME CMD ...]: sorted_jobs=(the pairs, longest last CI time first)
