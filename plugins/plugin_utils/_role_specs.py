@@ -153,7 +153,12 @@ def checked_variables(role, get, others=()):
     spec refuses is an error naming the variable and the value (a secret's name only)."""
     options = role_options(role)
     variables = dict((name, get(name)) for name in options)
-    result = ArgumentSpecValidator(options).validate(variables)
+    try:
+        result = ArgumentSpecValidator(options).validate(variables)
+    except (TypeError, ValueError):
+        # ansible-core 2.16's validator raises on some values of the wrong shape (a list for an int
+        # with choices joins its items as text): name each variable whose own check raises
+        raise AnsibleError("rdma.fabric.%s: %s" % (role, "; ".join(_raising(options, variables))))
     if result.error_messages:
         raise AnsibleError("rdma.fabric.%s: %s" % (role, "; ".join(_spec_error(m, variables)
                                                                    for m in result.error_messages)))
@@ -164,6 +169,20 @@ def checked_variables(role, get, others=()):
             variables[name] = result.validated_parameters[name]
     variables.update((name, get(name, None)) for name in others)
     return variables
+
+
+def _raising(options, variables):
+    """``variable=value: ...`` for each variable whose own argument check raises (a secret's name only)."""
+    out = []
+    for name in sorted(options):
+        try:
+            ArgumentSpecValidator({name: options[name]}).validate({name: variables.get(name)})
+        except (TypeError, ValueError):
+            expected = "a value of type %s%s" % (options[name].get("type", "str"), " out of %s" % (
+                options[name]["choices"],) if options[name].get("choices") else "")
+            out.append("%s: the value does not match the argument spec (expected %s)" % (name, expected)
+                       if _secrets.is_secret(name) else "%s=%r: expected %s" % (name, variables.get(name), expected))
+    return out or ["the argument spec's check failed on a value of the wrong shape"]
 
 
 def _spec_error(message, variables):
