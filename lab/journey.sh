@@ -178,6 +178,8 @@ pfc_cleared() {
 
 if [ "$UP" = yes ]; then
   # make lab ends with the round-3 proof: its ib_fabric and fabric test reports are this journey's
+  # a test starts from nothing: no container of an earlier lab, run or fault left behind
+  lab/lab.sh down
   step "make lab (converge with reboots, ib_fabric, the fabric test)" lab/lab.sh up
   step "fabric test of make lab: every node passes (GPU memory, IB included)" \
     assert_fabric_green "$top/.cache/fabric-test-report"
@@ -219,6 +221,10 @@ echo
 echo "==> journey timings (logs in $OUT)"
 printf '%s\n' "${timings[@]}"
 if [ "${#failed[@]}" -gt 0 ]; then
+  for f in "${failed[@]}"; do  # again here, so that the end of the output says why
+    echo "--- $f (the end of $OUT/$(echo "$f" | tr -c 'A-Za-z0-9\n' _).log)"
+    tail -12 "$OUT/$(echo "$f" | tr -c 'A-Za-z0-9\n' _).log"
+  done
   echo "journey FAILED: ${failed[*]}"
   exit 1
 fi

@@ -34,9 +34,13 @@ up() {
   image=$(lab/image.sh)
   local host
   for host in $(lab_hosts); do
-    if podman container exists "$host"; then
+    # a container of another image or another start_node (an older lab, another checkout) is
+    # made anew: a lab only ever runs this tree's node recipe
+    if podman container exists "$host" \
+       && [ "$(podman inspect -f "{{index .Config.Labels \"$LABEL-spec\"}}" "$host" 2>/dev/null)" = "$(node_spec "$image")" ]; then
       podman start "$host" >/dev/null
     else
+      podman rm -f "$host" >/dev/null 2>&1 || true
       start_node "$host" "$image"
     fi
   done
@@ -70,6 +74,10 @@ lab: converged. Next:
 MSG
 }
 
+node_spec() {  # node_spec IMAGE: the key of a lab container (the image and start_node's recipe)
+  printf '%s\n' "$1" "$(declare -f start_node install_boot)" "$(cat tests/fabricsim/boot/* 2>/dev/null)" | sha256sum | cut -c1-12
+}
+
 start_node() {  # start_node HOST IMAGE: a new container for the lab node
   echo "lab: starting $1"
   # /dev/fuse + SYS_ADMIN (+ no AppArmor mount denial): fabricsim-sysfsd serves the
@@ -77,7 +85,7 @@ start_node() {  # start_node HOST IMAGE: a new container for the lab node
   # A node that reboots (the roles' reboots: gpudirect kernel arguments, NIC firmware) comes
   # back as a server does (--restart=always), with its own boot id (sim-boot early, then
   # sim-boot.service: tests/fabricsim/boot, installed by install_boot)
-  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" --restart=always \
+  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" --label "$LABEL-spec=$(node_spec "$2")" --restart=always \
     --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
     --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
     "$2" /bin/sh -c '[ ! -x /usr/local/sbin/sim-boot ] || /usr/local/sbin/sim-boot early; exec /sbin/init' >/dev/null

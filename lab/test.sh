@@ -55,7 +55,8 @@ pool() {
     cat "$dir/$i.log"
     read -r secs verdict 2>/dev/null <"$dir/$i.result" || { secs=-; verdict=FAILED; }
     timings+=("$(printf '%-28s %5ss  %s' "${names[$i]}" "$secs" "$verdict")")
-    [ "$verdict" = ok ] || { failed+=("${names[$i]}"); rc=1; }
+    [ "$verdict" = ok ] || { failed+=("${names[$i]}"); rc=1
+      failure_tails+=("==> ${names[$i]} FAILED, its last 80 lines:" "$(tail -80 "$dir/$i.log")"); }
   done
   timings+=("$(printf '%-28s %5ss  (wall, %s at once)' "$title" $((SECONDS - start)) "$max")")
   rm -rf "$dir"
@@ -166,7 +167,10 @@ molecule_jobs() {  # molecule_jobs SCENARIO...: molecule_job_list=("molecule NAM
   for s in "$@"; do molecule_job_list+=("molecule $s" "run_scenario $s"); done
 }
 
+failure_tails=()
 report() {
+  # a failed job's last lines again at the very end, where a CI excerpt (the tail) shows them
+  [ "${#failure_tails[@]}" -eq 0 ] || { echo; printf '%s\n' "${failure_tails[@]}"; }
   echo
   echo "==> timings"
   printf '%s\n' "${timings[@]}"
