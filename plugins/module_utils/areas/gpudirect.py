@@ -32,10 +32,10 @@ import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _kernel_args, _pcie_acs
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import drift_records, module_objects
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "gpudirect"
@@ -285,7 +285,7 @@ def plan(facts, spec):
         requests.append({"resource": "node_files", "name": "ACS boot unit",
                          "config": {"files": result["files"], "units": units}})
     result["requests"] = requests
-    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
+    result["drift_spec"] = _spec.node_files(NAME, spec)
     return result
 
 

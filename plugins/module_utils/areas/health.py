@@ -26,7 +26,7 @@ import posixpath
 import re
 
 
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -49,8 +49,8 @@ TIMER_FILES = (
 )
 TIMER_UNIT = "rdma-fabric-health.timer"
 # the node's drift check after each health run (_drift_timer): the specs the roles left
-# (_drift_spec.SPEC_DIR) and its textfile, next to health_timer_textfile
-DRIFT_SPEC_DIR = _drift_spec.SPEC_DIR
+# (_spec.SPEC_DIR) and its textfile, next to health_timer_textfile
+DRIFT_SPEC_DIR = _spec.SPEC_DIR
 DRIFT_TEXTFILE = "rdma_fabric_node_drift.prom"
 # The role's defaults of its limits dictionaries (roles/health/defaults/main.yml): a value the
 # inventory gives is merged over them, unless it holds ``replace: true`` (then it is the whole

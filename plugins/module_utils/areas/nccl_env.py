@@ -33,7 +33,7 @@ import re
 
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl_consistency
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -409,7 +409,7 @@ def plan(facts, spec):
                        "per_node": list(settings.get("fleet_per_node") or [])}
     result["requests"] = [{"resource": "node_files", "name": "NCCL files", "options": {"content": True},
                            "config": {"files": files, "units": []}}] if files else []
-    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
+    result["drift_spec"] = _spec.node_files(NAME, spec)
     return result
 
 

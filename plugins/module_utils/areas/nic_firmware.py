@@ -28,7 +28,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import is_bdf, normalize_bdf, parse_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
@@ -324,14 +324,14 @@ def plan(facts, spec_):
             config.append({"device": name, "params": params})
     if errors:
         return {"config": [], "devices": managed, "requests": [], "errors": errors, "versions": {},
-                "drift_spec": _drift_spec.node_files(NAME, spec_)}
+                "drift_spec": _spec.node_files(NAME, spec_)}
     requests = []
     if config:
         requests.append({"resource": "mlxconfig", "name": "NV configuration", "state": "merged",
                          "config": config, "options": _mlxconfig_options(current)})
     versions = dict(current.get("versions") or {})
     return {"config": config, "devices": managed, "requests": requests, "errors": errors,
-            "versions": versions, "drift_spec": _drift_spec.node_files(NAME, spec_)}
+            "versions": versions, "drift_spec": _spec.node_files(NAME, spec_)}
 
 
 def judge(versions):

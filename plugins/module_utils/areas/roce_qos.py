@@ -29,11 +29,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _dcqcn, _lldp_dcb, _mlnx_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _dscp
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_validate as V
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError, check_name, sysfs_root
-from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import drift_records, module_objects
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "roce_qos"
@@ -521,7 +521,7 @@ def plan(facts, spec):
         requests.append({"resource": "node_files", "name": "boot applier", "config": result["boot_applier"]})
     result["requests"] = requests
     # the spec the node's own drift check reads (_drift_spec: the file the role leaves)
-    result["drift_spec"] = _drift_spec.node_files(NAME, spec)
+    result["drift_spec"] = _spec.node_files(NAME, spec)
     return result
 
 

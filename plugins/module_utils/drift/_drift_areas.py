@@ -185,7 +185,7 @@ def judge(host, requests, entries):
     """Records from ``state_check``'s result of each request (same order): a failed read is
     a record; an area that reads the result itself (``judge``) does; otherwise every smallest
     setting that differs between ``before`` and ``after``."""
-    from ansible_collections.rdma.fabric.plugins.module_utils.reports._report import drift_records, module_objects
+    from ansible_collections.rdma.fabric.plugins.module_utils.common._records import drift_records, module_objects
     records = []
     for request, entry in zip(requests, entries):
         if entry["failed"]:

@@ -2,7 +2,7 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The drift check on the node, without Ansible (the health role's timer runs it after the
-health check): the spec each role left on the node (``_drift_spec``, ``/etc/rdma-fabric/spec/
+health check): the spec each role left on the node (``areas/_spec``, ``/etc/rdma-fabric/spec/
 AREA.json``), checked with the drift check's own code (``_state_check.gather_facts`` and
 ``check_areas``: the same readers, planners, modules in check mode and records), written as a
 Prometheus textfile. Nothing on the node is changed: every resource runs in check mode.
@@ -25,7 +25,7 @@ import sys
 import time
 import types
 
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio, _secrets
 
 TEXTFILE = "rdma_fabric_node_drift.prom"
@@ -74,7 +74,7 @@ def _provide_convert_bool():
 
 def check_module():
     """The health timer's NodeModule in check mode: every resource reads and predicts only."""
-    from ansible_collections.rdma.fabric.plugins.module_utils.reports._health_timer import NodeModule
+    from ansible_collections.rdma.fabric.plugins.module_utils.common._node_module import NodeModule
 
     class CheckModule(NodeModule):
         check_mode = True
@@ -92,8 +92,8 @@ def read_specs(spec_dir):
     cannot be used (a symlink, unreadable, garbled, too large). No file: the area's role did
     not run here (no series)."""
     specs, versions, errors = {}, {}, {}
-    for area in _drift_spec.AREAS:
-        path = _drift_spec.path(area, spec_dir)
+    for area in _spec.AREAS:
+        path = _spec.path(area, spec_dir)
         try:
             text = _fileio.read_text(path, SPEC_READ_MAX, what="drift spec")
         except (IOError, OSError) as exc:
@@ -102,7 +102,7 @@ def read_specs(spec_dir):
             errors[area] = str(exc) or "%s: %s" % (path, exc)
             continue
         try:
-            spec, spec_version, collection_version = _drift_spec.load(text, area)
+            spec, spec_version, collection_version = _spec.load(text, area)
         except ValueError as exc:
             errors[area] = "%s: %s" % (path, exc)
             continue
@@ -118,10 +118,10 @@ def published_version(spec):
     removal, not keying the hash with a node-local secret, was chosen: a published hash of a
     spec holding a key is an offline guessing oracle for a weak key (issue 40), and a hash of
     the redacted spec gives an attacker nothing to guess against while staying comparable across
-    nodes and with the controller's ``_drift_spec.version`` of the same redacted spec. A spec
+    nodes and with the controller's ``_spec.version`` of the same redacted spec. A spec
     holding no secret publishes its file's own ``spec_version``; a key rotation alone does not
     change the published value (the file's full version is still checked on load)."""
-    return _drift_spec.version(_secrets.redact(spec))
+    return _spec.version(_secrets.redact(spec))
 
 
 def _is_error(record):
@@ -133,7 +133,7 @@ def check(config, module=None, host=None):
     """One run: ``(records, errors, versions, checked)``. ``errors``: ``{area: [why]}`` for
     every area that could not be (fully) checked; ``checked``: the areas checked."""
     host = host or config.get("host") or socket.gethostname()
-    specs, versions, spec_errors = read_specs(config.get("spec_dir") or _drift_spec.SPEC_DIR)
+    specs, versions, spec_errors = read_specs(config.get("spec_dir") or _spec.SPEC_DIR)
     errors = dict((area, [why]) for area, why in spec_errors.items())
     if not specs:
         return [], errors, versions, []

@@ -19,42 +19,16 @@ __metaclass__ = type
 
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ethtool_stats
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
+# the readers' module on a node without Ansible (re-exported: the drift timer and the tests use it)
+from ansible_collections.rdma.fabric.plugins.module_utils.common._node_module import SBIN, NodeModule  # noqa: F401
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _report
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
-
-SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
-
-
-class NodeModule(object):
-    """What the module_utils readers use of AnsibleModule, on a node without Ansible."""
-
-    check_mode = False
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        path = os.pathsep.join([os.environ.get("PATH", "/usr/bin:/bin")] + list(SBIN))
-        found = shutil.which(name, path=path)
-        if not found and required:
-            raise OSError("%s not found" % name)
-        return found
-
-    def run_command(self, argv, environ_update=None, check_rc=False):
-        env = dict(os.environ)
-        env.update(environ_update or {})
-        proc = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, env=env, check=False)
-        return proc.returncode, proc.stdout, proc.stderr
-
-    def warn(self, msg):
-        sys.stderr.write("warning: %s\n" % msg)
-
 
 def last_counters(raw):
     """{"DEV/N": {"sysfs": {name: int}, "ethtool": {name: int} or None}} of the last counter

@@ -8,7 +8,8 @@ import re
 
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec, _drift_timer
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
+from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_timer
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import dcqcn, mlnx_qos, rdma_facts, state_check
 from ansible_collections.rdma.fabric.tests.unit import helpers
@@ -77,10 +78,10 @@ def test_converged_is_zero_a_change_behind_ansibles_back_is_the_drift_checks_rec
 
     records, text = _drift_timer.run(config, SimModule(sim), host="gpu-01")
     assert records == []
-    version = _drift_spec.version(spec)
+    version = _spec.version(spec)
     assert _series(text, "rdma_fabric_node_drift_settings") == {(("area", "roce_qos"), ("host", "gpu-01")): 0}
     assert _series(text, "rdma_fabric_node_drift_spec_info") == {
-        (("area", "roce_qos"), ("collection_version", _drift_spec.COLLECTION_VERSION), ("host", "gpu-01"),
+        (("area", "roce_qos"), ("collection_version", _spec.COLLECTION_VERSION), ("host", "gpu-01"),
          ("spec_version", version)): 1}
     assert _series(text, "rdma_fabric_node_drift_check_errors") == {(("area", "roce_qos"), ("host", "gpu-01")): 0}
     assert "# TYPE rdma_fabric_node_drift_settings gauge" in text
@@ -109,10 +110,10 @@ def test_a_spec_it_cannot_use_is_an_error_series_never_a_crash(sim, monkeypatch,
     spec_dir.mkdir()
     # garbled, edited by hand (the version no longer matches), a symlink; nccl_env has none
     (spec_dir / "roce_qos.json").write_text("{not json")
-    edited = json.loads(_drift_spec.content("gpudirect", {"settings": {}}))
+    edited = json.loads(_spec.content("gpudirect", {"settings": {}}))
     edited["spec"]["settings"]["x"] = 1
     (spec_dir / "gpudirect.json").write_text(json.dumps(edited))
-    (tmp_path / "elsewhere.json").write_text(_drift_spec.content("opensm", {"settings": {}}))
+    (tmp_path / "elsewhere.json").write_text(_spec.content("opensm", {"settings": {}}))
     os.symlink(str(tmp_path / "elsewhere.json"), str(spec_dir / "opensm.json"))
     records, text = _drift_timer.run({"spec_dir": str(spec_dir)}, SimModule(sim), host="gpu-01")
     assert _series(text, "rdma_fabric_node_drift_settings") == {}
@@ -123,7 +124,7 @@ def test_a_spec_it_cannot_use_is_an_error_series_never_a_crash(sim, monkeypatch,
     assert all(r["setting"] == "check" for r in records)
 
     # a reader that fails: every area with a spec is an error, no settings series (never "0: clean")
-    (spec_dir / "roce_qos.json").write_text(_drift_spec.content("roce_qos", spec))
+    (spec_dir / "roce_qos.json").write_text(_spec.content("roce_qos", spec))
 
     from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 

@@ -16,7 +16,7 @@ import pwd
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._kernel_module import loaded
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, nccl_env, roce_qos
 from ansible_collections.rdma.fabric.plugins.modules import (
@@ -54,7 +54,7 @@ def make_node(sim, monkeypatch, tmp_path):
     monkeypatch.setenv("SYSFS_PATH", sim.sys)
     monkeypatch.setenv("FABRICSIM_MODULES_LOAD_DIRS", str(tmp_path / "modules-load.d"))
     spec_dir = str(tmp_path / "spec")
-    monkeypatch.setattr(_drift_spec, "path", lambda area, spec_dir=spec_dir: "%s/%s.json" % (spec_dir, area))
+    monkeypatch.setattr(_spec, "path", lambda area, spec_dir=spec_dir: "%s/%s.json" % (spec_dir, area))
     (tmp_path / "grub").write_text(GRUB)
     (tmp_path / "cmdline").write_text(CMDLINE)
     return tmp_path

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""The spec each role leaves on the node (issue 31 C, ``_drift_spec``): the file in each area
+"""The spec each role leaves on the node (issue 31 C, ``areas/_spec``): the file in each area
 plan's ``drift_spec`` holds exactly the spec the drift check sends (the same dict the role plans
 with), its version, mode 0600 (the opensm spec holds the SM_Key); planned again from the file,
 the node gets the same file (a converged node is not drift); the health timer's drift entry."""
@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
-from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_spec
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as H
 from ansible_collections.rdma.fabric.tests.unit.plugins import test_drift_node_plan as node_plan
 from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_gpudirect as gpudirect_tests
@@ -44,10 +44,10 @@ def test_the_file_is_the_spec_the_drift_check_sends_and_planning_from_it_gives_t
     (entry,) = role["files"]
     assert role["units"] == []
     assert entry["path"] == "/etc/rdma-fabric/spec/%s.json" % area and entry["mode"] == "0600"
-    loaded, version, collection = _drift_spec.load(entry["content"], area)
+    loaded, version, collection = _spec.load(entry["content"], area)
     # exactly the spec the drift check sends to state_check for this host and area
     assert loaded == _json(spec)
-    assert version == _drift_spec.version(spec) and collection == _drift_spec.COLLECTION_VERSION
+    assert version == _spec.version(spec) and collection == _spec.COLLECTION_VERSION
     # the drift check's own planning on the node gives the same file, from the spec or from the file
     node = A.plan_inputs(area, spec, node_facts, "h1")["plan"]["drift_spec"]
     again = A.plan_inputs(area, loaded, node_facts, "h1")["plan"]["drift_spec"]
@@ -76,28 +76,28 @@ def test_nccl_env_and_nic_firmware_plans_leave_their_spec(nccl_facts):
     from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_nic_firmware as nf
     spec = nf._defaults()
     plan = area_plan(nf._facts(("mlx5_0", "0000:17:00.0", "Ethernet")), "nic_firmware", spec)
-    assert _drift_spec.load(plan["drift_spec"]["files"][0]["content"], "nic_firmware")[0] == _json(spec)
+    assert _spec.load(plan["drift_spec"]["files"][0]["content"], "nic_firmware")[0] == _json(spec)
     spec = nccl.spec()
     plan = area_plan({"rdma": nccl_facts}, "nccl_env", spec)
     assert plan["files"]
-    assert _drift_spec.load(plan["drift_spec"]["files"][0]["content"], "nccl_env")[0] == _json(spec)
+    assert _spec.load(plan["drift_spec"]["files"][0]["content"], "nccl_env")[0] == _json(spec)
 
 
 @pytest.mark.parametrize("text, words", [
     ("{", "not JSON"), ("[]", "expected {format"),
     (json.dumps({"format": 9, "area": "roce_qos", "spec": {}}), "format 9"),
-    (_drift_spec.content("opensm", {"settings": {}}), "holds the area 'opensm'"),
-    (_drift_spec.content("roce_qos", {"settings": {}}).replace('"settings": {}', '"settings": {"x": 1}'),
+    (_spec.content("opensm", {"settings": {}}), "holds the area 'opensm'"),
+    (_spec.content("roce_qos", {"settings": {}}).replace('"settings": {}', '"settings": {"x": 1}'),
      "does not match"),
 ])
 def test_a_file_it_did_not_write_is_refused_naming_why(text, words):
-    with pytest.raises(_drift_spec.SpecError, match=words):
-        _drift_spec.load(text, "roce_qos")
+    with pytest.raises(_spec.SpecError, match=words):
+        _spec.load(text, "roce_qos")
 
 
 def test_the_collection_version_is_galaxys():
     with open(os.path.join(REPO, "galaxy.yml")) as handle:
-        assert yaml.safe_load(handle)["version"] == _drift_spec.COLLECTION_VERSION
+        assert yaml.safe_load(handle)["version"] == _spec.COLLECTION_VERSION
 
 
 def test_the_health_timer_config_has_the_drift_entry_next_to_the_textfile():

@@ -42,7 +42,7 @@ def test_the_timer_gets_its_imports_and_not_the_rest():
     names = [os.path.relpath(f, root) for f in files]
     assert "reports/_health_timer.py" in names and "reports/_health.py" in names and "common/_fileio.py" in names
     # the node's drift step (_drift_timer) runs the drift check's own code: state_check's resources
-    for needed in ("drift/_drift_timer.py", "drift/_drift_spec.py", "drift/_drift_areas.py", "drift/_state_check.py", "resources/_dcqcn.py",
+    for needed in ("drift/_drift_timer.py", "areas/_spec.py", "drift/_drift_areas.py", "drift/_state_check.py", "resources/_dcqcn.py",
                    "resources/_kernel_cmdline.py", "resources/_node_files.py", "areas/roce_qos.py", "areas/__init__.py"):
         assert needed in names, needed
     # the fabric acceptance and rails modules are not the timer's
