@@ -191,7 +191,7 @@ def render_eos(intent):
         for entry in intent["scheduler"]:
             queue = {"id": entry["tc"]}
             if entry["type"] == "strict":
-                queue["priority"] = "strict"
+                queue["priority"] = "priority strict"
             else:
                 queue["bandwidth_percent"] = entry["weight"]
             if entry["tc"] in pfc:
