@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 import os
 import time
 
@@ -76,7 +77,8 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         ports = variables.get("switch_qos_ports") or []
         hosts = sorted(set(p.get("host") for p in ports if isinstance(p, dict) and p.get("host")))
-        settings = _area.settings(variables, host_variables(hostvars, hosts))
+        # plain data (ansible-core 2.19 tags its strings; YAML writers and pyavd take plain ones)
+        settings = json.loads(json.dumps(_area.settings(variables, host_variables(hostvars, hosts))))
         try:
             plan = _area.plan(settings, switch)
         except PlanError as exc:
