@@ -17,11 +17,14 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report as R
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as F
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds as K
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _report_run as RR
 
 ACTION = "fabric_test_report"
-CHECKS = sorted(set(F.CHECKS.values()) | set(F.LOOPBACK_CHECKS.values()) | set(("fabric_test.node",)))
+# the checks of the kinds run by default (acceptance/_kinds.py); an opt-in kind's checks come with the
+# verdict's ``checks`` (the checks that ran), so that a kind not run is never a passed testcase
+CHECKS = sorted(set(K.CHECKS[k] for k in K.DEFAULT) | set(K.LOOPBACK_CHECKS[k] for k in K.DEFAULT if k in K.LOOPBACK_CHECKS)
+                | set(("fabric_test.node",)))
 # the recap's table of every judged node (the verdict's ``nodes``)
 NODE_COLUMNS = ["host", "group", "address", "rails", "bw_gbps", "lat_us", "loopback_bw_gbps", "peers", "owed",
                 "gpu_memory", "pinning", "verdict"]

@@ -92,7 +92,10 @@ options:
           V(client).
         type: str
   kinds:
-    description: The tests to run on each rail, in this order.
+    description:
+      - The tests to run on each rail, in this order; one row each in C(plugins/module_utils/acceptance/_kinds.py)
+        (tool, arguments, figure, the side that measures), listed in C(docs/fabric_test.md) "Check kinds" - V(bw)
+        C(ib_write_bw), V(lat) C(ib_write_lat) by default.
     type: list
     elements: str
     choices: [bw, lat]
@@ -302,6 +305,7 @@ skipped:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _perftest
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds
 from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _perftest_run as run
 
 
@@ -316,7 +320,7 @@ def argument_spec():
             gid_index=dict(type="int"),
             peer=dict(type="str"),
         )),
-        kinds=dict(type="list", elements="str", choices=["bw", "lat"], default=["bw", "lat"]),
+        kinds=dict(type="list", elements="str", choices=list(_kinds.NAMES), default=list(_kinds.DEFAULT)),
         duration=dict(type="int", default=10),
         timeout=dict(type="int"),
         use_cuda=dict(type="str", choices=["auto", "true", "false"], default="auto"),
@@ -340,7 +344,7 @@ def main():
     elif not 1 <= params["timeout"] <= 86400:
         module.fail_json(msg="timeout=%s: expected seconds 1-86400" % params["timeout"])
     if not params["kinds"]:
-        module.fail_json(msg="kinds=[]: give at least one of bw, lat")
+        module.fail_json(msg="kinds=[]: give at least one of %s" % ", ".join(_kinds.NAMES))
     if len(set(params["kinds"])) != len(params["kinds"]):
         module.fail_json(msg="kinds=%s: a kind is given twice" % params["kinds"])
     try:

@@ -12,9 +12,11 @@ no I/O (docs/fabric_test.md "Planning" and "Thresholds").
 - ``isolation_rounds(failed, passed, k)``: each node of a failing pair against nodes that
   passed the same rail, ``[[(server, client, [rails]), ...], ...]``.
 - ``verdicts(results)``: per (node, rail, check) ``pass``/``fail``/``undetermined`` with the
-  evidence; ``records_from_verdicts`` turns them into report records.
-- ``THRESHOLDS``, ``thresholds(settings, rate_gbps, node_type)``, ``check_settings(settings)``,
-  ``judge(result, thr, host, peer)``: the figures a test must reach, where each comes from.
+  evidence (areas/fabric_test.py ``verdict`` turns them into findings: the one judging path).
+- ``THRESHOLDS``, ``thresholds(settings, rate_gbps, node_type)``, ``check_settings(settings)``:
+  the figures a test must reach, where each comes from. The keys are those of the check kinds
+  (``_kinds.THRESHOLD_KEYS``: a kind's row names its threshold, its fraction of the port rate and
+  its defaults), plus nccl-tests' bus bandwidth.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,6 +24,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds as K
 
 VARIABLE = "fabric_test_peers"
 SETTINGS_VARIABLE = "fabric_test_thresholds"
@@ -44,32 +48,26 @@ SETTINGS_VARIABLE = "fabric_test_thresholds"
 #   unit nccl-tests prints), per node type. No default: it depends on the GPUs and on every rail's
 #   rate. The by_node_type entries are oci-hpc's multi-node NCCL floors for its shapes (same file,
 #   "threshold"), named as OCI names them; give your own in fabric_test_thresholds.by_node_type.
-THRESHOLDS = {
-    "bw_fraction": 0.9,
-    "bw_min_gbps": None,
-    "lat_max_us": None,  # None: by link type below
-    "lat_max_us_by_link": {"IB": 2.5, "Ethernet": 5.0},
-    "nccl_busbw_min_gbps": None,
-    "by_rate": {},
-    "by_node_type": {
-        "BM.GPU4.8": {"nccl_busbw_min_gbps": 185.0},
-        "BM.GPU.A100-v2.8": {"nccl_busbw_min_gbps": 185.0},
-        "BM.GPU.B4.8": {"nccl_busbw_min_gbps": 185.0},
-        "BM.GPU.H100.8": {"nccl_busbw_min_gbps": 440.0},
-        "BM.GPU.H200.8": {"nccl_busbw_min_gbps": 440.0},
-        "BM.GPU.B200.8": {"nccl_busbw_min_gbps": 440.0},
-    },
+THRESHOLDS = dict([(row["fraction"], row["fraction_default"]) for row in K.ROWS if row["fraction"]]
+                  + [(row["limit"], None) for row in K.ROWS]   # None: from the fraction, or by link type
+                  + [(row["limit"] + "_by_link", dict(row["limit_by_link"])) for row in K.ROWS if row["limit_by_link"]]
+                  + [("nccl_busbw_min_gbps", None), ("by_rate", {})])
+THRESHOLDS["by_node_type"] = {
+    "BM.GPU4.8": {"nccl_busbw_min_gbps": 185.0},
+    "BM.GPU.A100-v2.8": {"nccl_busbw_min_gbps": 185.0},
+    "BM.GPU.B4.8": {"nccl_busbw_min_gbps": 185.0},
+    "BM.GPU.H100.8": {"nccl_busbw_min_gbps": 440.0},
+    "BM.GPU.H200.8": {"nccl_busbw_min_gbps": 440.0},
+    "BM.GPU.B200.8": {"nccl_busbw_min_gbps": 440.0},
 }
-# the keys one layer (top level, by_rate.RATE, by_node_type.NAME) may set
-LAYER_KEYS = ("bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps")
+# the keys one layer (top level, by_rate.RATE, by_node_type.NAME) may set: every kind's
+LAYER_KEYS = K.LAYER_KEYS
 SETTINGS_KEYS = LAYER_KEYS + ("by_rate", "by_node_type", "loopback")
 # the loopback test (server and client on one node, its HCA and PCIe/GPU path only): its own
 # layer over the pair thresholds, applied last (Azure's per-HCA GPUDirect loopback floors are
-# absolute: 380 Gb/s H100 NDR, 360 H200, 180 HDR; by default the same fraction of the port rate)
-LOOPBACK_KEYS = ("bw_fraction", "bw_min_gbps", "lat_max_us")
-CHECK_BW = "perftest.write_bw"
-CHECK_LAT = "perftest.write_lat"
-CHECK_NCCL = "nccl.all_reduce"
+# absolute: 380 Gb/s H100 NDR, 360 H200, 180 HDR; by default the same fraction of the port rate);
+# the keys of the kinds that have a loopback variant
+LOOPBACK_KEYS = K.LOOPBACK_KEYS
 
 
 def _number(value):
@@ -103,12 +101,11 @@ def _layer_errors(layer, where):
         if value is None:
             continue
         number = _number(value)
-        if key == "bw_fraction":
+        if K.THRESHOLD_KEYS[key]["type"] == "fraction":
             if number is None or not 0 < number <= 1:
                 errors.append("%s=%r: expected a number between 0 and 1" % (name, value))
         elif number is None or number <= 0:
-            errors.append("%s=%r: expected a positive number (%s)" % (
-                name, value, "us" if key == "lat_max_us" else "GB/s" if key.startswith("nccl") else "Gb/s"))
+            errors.append("%s=%r: expected a positive number (%s)" % (name, value, K.THRESHOLD_KEYS[key]["unit"]))
     return errors
 
 
@@ -158,14 +155,19 @@ def check_settings(settings):
 # Legal values that in effect turn a check off (issue 40: "a value that would silently disable a
 # check is refused, or warned about by name where it is legal"). They stay legal (a lab, a
 # degraded fleet under repair), and check_warnings names each one.
-WARN_BELOW = {"bw_fraction": 0.5, "bw_min_gbps": 1.0, "nccl_busbw_min_gbps": 1.0}
-WARN_ABOVE = {"lat_max_us": 100.0}
-_WARN_WHY = {
-    "bw_fraction": "below %g: a link passes at a fraction of its rate, the bandwidth check is in effect off",
-    "bw_min_gbps": "below %g Gb/s: any working link passes, the bandwidth check is in effect off",
-    "nccl_busbw_min_gbps": "below %g GB/s: any NCCL run that completes passes, the bus bandwidth check is in effect off",
-    "lat_max_us": "above %g us: RDMA latency is a few us, the latency check is in effect off",
-}
+# by the type of the key: a fraction below 0.5, a floor below 1 (Gb/s, GB/s), a ceiling above 100 us
+WARN_BELOW = {"fraction": 0.5, "floor": 1.0}
+WARN_ABOVE = {"ceiling": 100.0}
+
+
+def _warn_why(key, limit):
+    info = K.THRESHOLD_KEYS[key]
+    what = " and ".join(K.check_of(kind) for kind in info["kinds"]) or "nccl.all_reduce"
+    if info["type"] == "fraction":
+        return "below %g: a link passes at a fraction of its rate, the %s check is in effect off" % (limit, what)
+    if info["type"] == "floor":
+        return "below %g %s: any working link passes, the %s check is in effect off" % (limit, info["unit"], what)
+    return "above %g %s: RDMA latency is a few us, the %s check is in effect off" % (limit, info["unit"], what)
 
 
 def _layer_warnings(layer, where):
@@ -178,13 +180,14 @@ def _layer_warnings(layer, where):
         number = _number(layer[key])
         if number is None or number <= 0:
             continue        # not a legal value: check_settings refuses it
-        if key in WARN_BELOW and number < WARN_BELOW[key]:
-            limit = WARN_BELOW[key]
-        elif key in WARN_ABOVE and number > WARN_ABOVE[key]:
-            limit = WARN_ABOVE[key]
+        kind = K.THRESHOLD_KEYS[key]["type"]
+        if kind in WARN_BELOW and number < WARN_BELOW[kind]:
+            limit = WARN_BELOW[kind]
+        elif kind in WARN_ABOVE and number > WARN_ABOVE[kind]:
+            limit = WARN_ABOVE[kind]
         else:
             continue
-        warnings.append("%s.%s=%r: %s" % (where, key, layer[key], _WARN_WHY[key] % limit))
+        warnings.append("%s.%s=%r: %s" % (where, key, layer[key], _warn_why(key, limit)))
     return warnings
 
 
@@ -218,28 +221,28 @@ def _rate_layer(by_rate, rate):
 
 
 def thresholds(settings, rate_gbps, node_type=None, link_type=None, loopback=False):
-    """``{"bw_fraction", "bw_min_gbps", "lat_max_us", "nccl_busbw_min_gbps"}`` for a port of
-    ``rate_gbps`` (its active rate, Gb/s) on a node of ``node_type``, ``link_type`` ``IB`` or
-    ``Ethernet`` (the latency default; IB when not given).
+    """The threshold of every kind (``bw_min_gbps``, ``lat_max_us``, ... with the fractions they come
+    from, ``_kinds.LAYER_KEYS``) and ``nccl_busbw_min_gbps``, for a port of ``rate_gbps`` (its active
+    rate, Gb/s) on a node of ``node_type``, ``link_type`` ``IB`` or ``Ethernet`` (the latency default;
+    IB when not given).
 
     Layers, each overriding the one before: THRESHOLDS, THRESHOLDS.by_rate[rate],
     THRESHOLDS.by_node_type[node_type], then the same three of ``settings``
-    (``fabric_test_thresholds``). ``bw_min_gbps`` is ``bw_fraction * rate_gbps`` unless the most
-    specific layer that sets either of the two sets ``bw_min_gbps`` (an absolute floor).
-    ``nccl_busbw_min_gbps`` is in GB/s (nccl-tests' busbw unit); None means not judged. ``bw_min_gbps``
-    is None when the rate is unknown and no floor is set. ``loopback``: the loopback test's, with
-    ``settings.loopback`` applied over the rest. Raises ValueError with
-    ``check_settings``' messages on bad settings."""
+    (``fabric_test_thresholds``). A bandwidth kind's limit (``bw_min_gbps``) is its fraction
+    (``bw_fraction``) times ``rate_gbps`` unless the most specific layer that sets either of the two
+    sets the limit (an absolute floor); a kind that ``inherit``s another's (``send_bw``, ``read_bw``)
+    takes that kind's fraction and limit where no layer sets its own keys.
+    ``nccl_busbw_min_gbps`` is in GB/s (nccl-tests' busbw unit); None means not judged. A limit is
+    None when the rate is unknown and no floor is set. ``loopback``: the loopback test's, with
+    ``settings.loopback`` applied over the rest. Raises ValueError with ``check_settings``' messages
+    on bad settings."""
     errors = check_settings(settings)
     if errors:
         raise ValueError("; ".join(errors))
     rate = _number(rate_gbps)
     if rate_gbps is not None and (rate is None or rate <= 0):
         raise ValueError("port rate %r: expected a positive number of Gb/s" % (rate_gbps,))
-    lat = THRESHOLDS["lat_max_us_by_link"].get("Ethernet" if link_type in ("Ethernet", "RoCE", "roce", "eth") else "IB")
-    out = {"bw_fraction": THRESHOLDS["bw_fraction"], "bw_min_gbps": None, "lat_max_us": lat,
-           "nccl_busbw_min_gbps": THRESHOLDS["nccl_busbw_min_gbps"]}
-    absolute = False
+    link = "Ethernet" if link_type in ("Ethernet", "RoCE", "roce", "eth") else "IB"
     layers = []
     for source in (THRESHOLDS, settings or {}):
         top = dict((k, v) for k, v in source.items() if k in LAYER_KEYS)
@@ -247,78 +250,30 @@ def thresholds(settings, rate_gbps, node_type=None, link_type=None, loopback=Fal
                    (source.get("by_node_type") or {}).get(node_type) or {} if node_type is not None else {}]
     if loopback:
         layers.append((settings or {}).get("loopback") or {})
+    out = {"nccl_busbw_min_gbps": None}
     for layer in layers:
-        for key in LAYER_KEYS:
-            if layer.get(key) is None:
-                continue
-            value = _number(layer[key])
-            if key == "bw_fraction":
-                out["bw_fraction"], absolute = value, False
-            elif key == "bw_min_gbps":
-                out["bw_min_gbps"], absolute = value, True
-            else:
-                out[key] = value
-    if not absolute:
-        out["bw_min_gbps"] = round(out["bw_fraction"] * rate, 3) if rate is not None else None
+        if layer.get("nccl_busbw_min_gbps") is not None:
+            out["nccl_busbw_min_gbps"] = _number(layer["nccl_busbw_min_gbps"])
+    for row in K.ROWS:
+        fraction, limit, absolute, own = None, None, False, False
+        for layer in layers:
+            if row["fraction"] and layer.get(row["fraction"]) is not None:
+                fraction, absolute, own = _number(layer[row["fraction"]]), False, True
+            if layer.get(row["limit"]) is not None:
+                limit, absolute, own = _number(layer[row["limit"]]), True, True
+        if row["inherit"] and not own:
+            parent = K.row(row["inherit"])
+            fraction, limit = out[parent["fraction"]], out[parent["limit"]]
+        else:
+            if row["fraction"] and not absolute:
+                fraction = fraction if fraction is not None else row["fraction_default"]
+                limit = round(fraction * rate, 3) if rate is not None and fraction is not None else None
+            if limit is None and row["limit_by_link"]:
+                limit = row["limit_by_link"].get(link)
+        if row["fraction"]:
+            out[row["fraction"]] = fraction
+        out[row["limit"]] = limit
     return out
-
-
-# --------------------------------------------------------------------------- judging one test
-def _object(result, peer=None):
-    rail = result.get("rail")
-    name = "node" if rail is None else "rail%s" % rail
-    if result.get("device"):
-        name += "/%s" % result["device"]
-    if peer is not None:
-        name += " peer %s" % peer
-    return name
-
-
-def _fmt(value):
-    return ("%.2f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
-
-
-def judge(result, thr, host, peer=None):
-    """Report records (``{host, check, object, expected, actual, severity, diagnosis}``) for one
-    test of ``host`` against ``peer``; [] when it passed.
-
-    ``result``: ``{"check": "perftest.write_bw"|"perftest.write_lat"|"nccl.all_reduce", "rail": int|None,
-    "device": "mlx5_0"|None, "figure": float|None, "error": str|None}`` with the figure in Gb/s
-    (bandwidth, average), us (latency, t_avg) or GB/s (NCCL bus bandwidth); ``thr``: from
-    ``thresholds``. A test with an error has the tool's error text as ``actual``; a test with
-    neither a figure nor an error, or a check with no threshold, is a record too (never a pass)."""
-    check = result.get("check")
-    base = {"host": host, "check": check, "object": _object(result, peer)}
-    error = result.get("error")
-    figure = _number(result.get("figure"))
-    if error:
-        return [dict(base, expected="the test runs to the end", actual=str(error), severity="error",
-                     diagnosis="%s did not complete%s" % (check, " with %s" % peer if peer else ""))]
-    if figure is None:
-        return [dict(base, expected="a figure", actual=result.get("figure"), severity="error",
-                     diagnosis="%s printed no figure (no result line)" % check)]
-    if check == CHECK_BW:
-        floor, unit, low = thr.get("bw_min_gbps"), "Gb/s", True
-        key = "bw_min_gbps"
-    elif check == CHECK_LAT:
-        floor, unit, low = thr.get("lat_max_us"), "us", False
-        key = "lat_max_us"
-    elif check == CHECK_NCCL:
-        floor, unit, low = thr.get("nccl_busbw_min_gbps"), "GB/s", True
-        key = "nccl_busbw_min_gbps"
-    else:
-        raise ValueError("check %r: expected %s, %s or %s" % (check, CHECK_BW, CHECK_LAT, CHECK_NCCL))
-    actual = "%s %s" % (_fmt(figure), unit)
-    if floor is None:
-        return [dict(base, expected="a threshold (%s.%s)" % (SETTINGS_VARIABLE, key), actual=actual, severity="warning",
-                     diagnosis="no %s threshold for this node: the figure is not judged" % key)]
-    if low and figure < floor:
-        return [dict(base, expected=">= %s %s" % (_fmt(float(floor)), unit), actual=actual, severity="error",
-                     diagnosis="%s below the threshold" % ("bandwidth" if check == CHECK_BW else "bus bandwidth"))]
-    if not low and figure > floor:
-        return [dict(base, expected="<= %s %s" % (_fmt(float(floor)), unit), actual=actual, severity="error",
-                     diagnosis="latency above the threshold")]
-    return []
 
 
 # --------------------------------------------------------------------------- planning
@@ -722,33 +677,6 @@ def verdicts(results):
             out.append({"node": node, "rail": rail, "check": check, "verdict": verdict, "reason": reason,
                         "tests": sorted(tests_of[node], key=lambda t: (t["phase"] != "round", str(t["peer"])))})
     return sorted(out, key=lambda v: (str(v["node"]), str(v["check"]), str(v["rail"])))
-
-
-def records_from_verdicts(verdict_list):
-    """Report records, one per ``fail`` (severity error) or ``undetermined`` (warning) verdict:
-    ``{host: node, check, object: "rail0/mlx5_0"|"node", expected, actual, severity, diagnosis}``,
-    ``actual`` listing each failed test's figure or error and its peer. Passes give none."""
-    records = []
-    for item in verdict_list or []:
-        if item.get("verdict") not in ("fail", "undetermined"):
-            continue
-        tests = item.get("tests") or []
-        device = next((t.get("device") for t in tests if t.get("device")), None)
-        bad = []
-        for test in tests:
-            if test.get("ok"):
-                continue
-            what = test.get("error") or (_fmt(float(test["figure"])) if _number(test.get("figure")) is not None
-                                         else "no figure")
-            bad.append("%s with %s%s" % (what, test.get("peer"), " (isolation)" if test.get("phase") == "isolation"
-                                         else ""))
-        records.append({"host": item["node"], "check": item["check"],
-                        "object": _object({"rail": item.get("rail"), "device": device}),
-                        "expected": "pass with a known-good peer",
-                        "actual": "%s: %s" % (item["verdict"], "; ".join(bad)),
-                        "severity": "error" if item["verdict"] == "fail" else "warning",
-                        "diagnosis": item.get("reason")})
-    return records
 
 
 def rounds_wall_time(n_nodes, k, per_test_s, rails, rails_at_once=True):

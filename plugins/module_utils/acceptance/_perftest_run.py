@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Run perftest pair tests (``ib_write_bw``, ``ib_write_lat``) on a node: the server side as a
+"""Run perftest pair tests (the check kinds of ``_kinds.ROWS``: ``ib_write_bw``, ``ib_write_lat``, ...) on a node: the server side as a
 detached job that outlives the module, the client side in the module, the server's results
 collected afterwards. Used by the ``perftest`` module (and ``nccl_test`` for the GPU facts).
 
@@ -12,7 +12,8 @@ its bound, and ``collect`` can find and kill what is left of a job by its sessio
 processes carry ``RDMA_FABRIC_PERFTEST_JOB=<token>`` in their environment: a session id whose
 leader is gone could be reused, the token is what proves a process is ours before it is killed.
 
-Defaults, and where they come from:
+Each kind's command line is its row in ``_kinds.py`` (the tool, its arguments, whether ``-D`` applies);
+the defaults of the two kinds run by default, and where they come from:
 
 * bandwidth: ``ib_write_bw -s 1048576 -q 2 -F --report_gbits -D DURATION``. 1 MiB messages as
   azurehpc-health-checks runs it (``-s $((1*1024*1024)) -D 10 -x 0 -F --report_gbits``): far past
@@ -41,23 +42,24 @@ import threading
 import time
 import uuid
 
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rdma
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _node_address
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import C_LOCALE, read_sysfs, sysfs_path
 
-KINDS = ("bw", "lat")
-TOOL = {"bw": "ib_write_bw", "lat": "ib_write_lat"}
-BW_SIZE = 1048576      # azurehpc-health-checks (see the module docstring)
-BW_QPS = 2             # oci-hpc (ib_write_bw -F -q 2 -x 3)
-LAT_SIZE = 2           # perftest's default for latency tests
+KINDS = _kinds.NAMES
+TOOL = _kinds.TOOL
+BW_SIZE = _kinds.BW_SIZE      # azurehpc-health-checks (see the module docstring)
+BW_QPS = _kinds.BW_QPS        # oci-hpc (ib_write_bw -F -q 2 -x 3)
+LAT_SIZE = _kinds.LAT_SIZE    # perftest's default for latency tests
 KILL_AFTER = 5         # timeout --kill-after
 CONNECT_RETRY = 30.0   # seconds a client retries "Couldn't connect" (the lat server starts when the bw server exits; a busy host takes seconds)
 LISTEN_WAIT = 10.0     # seconds the server state waits for the first server to listen
 OUTPUT_LIMIT = 1024 * 1024
 MARKER = "RDMA_FABRIC_PERFTEST_JOB"
-TOOLS = ("ib_write_bw", "ib_write_lat", "numactl", "taskset", "timeout", "nvidia-smi")
+TOOLS = _kinds.TOOLS + ("numactl", "taskset", "timeout", "nvidia-smi")
 
 _SAFE_ARG = re.compile(r"^[A-Za-z0-9_.,:=/+@%\-]+\Z")
 _CONNECT_FAILED = re.compile(r"Couldn't connect to|Unable to init the socket connection|"
@@ -114,16 +116,7 @@ PERFTEST_LONG_OTHER_FLAG = frozenset((
     "disable_pcie_relaxed", "use_ooo", "no_enhanced_reorder", "unsolicited_write", "write_with_imm", "send_with_imm",
     "connectionless", "disable_dynamic_polling", "sig_offload", "data_validation", "data_validation_debug",
     "disable_numa"))
-# what perftest's parser refuses for an RDMA write test of each kind (tst, verb checks in parser())
-PERFTEST_REFUSED = {
-    "bw": {"C": "Available only on Latency tests", "H": "Available only on Latency tests",
-           "U": "Available only on Latency tests"},
-    "lat": {"b": "Bidirectional is only available in BW test", "N": "NoPeak only valid for BW tests",
-            "q": "more than one QP only in BW tests (the module sets -q for bw only)"},
-    "both": {"X": "Events feature not available on WRITE verb", "g": "MultiCast feature only available on SEND verb",
-             "o": "outstanding reads only for READ and ATOMIC", "A": "atomic type only for ATOMIC",
-             "G": "RSS isn't supported", "h": "prints the help and exits", "V": "prints the version and exits"},
-}
+# what perftest's parser refuses for each kind: the kind's row (_kinds.ROWS "refuses", _kinds.REFUSES_ALL)
 # what the module sets itself: given again, perftest refuses it ("Duplicated argument") or the test is not ours
 PERFTEST_MODULE_SETS = {
     "d": "the device (tests[].device)", "i": "the port (tests[].ib_port)", "p": "the TCP port (tests[].tcp_port)",
@@ -136,7 +129,7 @@ PERFTEST_MODULE_SETS = {
 
 def check_perftest_args(values, kinds=KINDS, field="extra_args"):
     """``extra_args`` against perftest's own option table: an unknown option, a missing argument, an
-    option ``ib_write_bw``/``ib_write_lat`` refuses, one the module sets itself, or a positional word
+    option the tool of one of ``kinds`` refuses (the kind's row in ``_kinds``), one the module sets itself, or a positional word
     (the server's address is the module's, tests[].peer) is refused naming ``extra_args[i]``."""
     values = check_extra_args(values, field)
     position = 0
@@ -178,11 +171,9 @@ def check_perftest_args(values, kinds=KINDS, field="extra_args"):
             if key in PERFTEST_MODULE_SETS:
                 raise RunError("%s: %s is set by the module (%s); perftest refuses an option given twice"
                                % (where, label, PERFTEST_MODULE_SETS[key]))
-            for kind in list(kinds) + ["both"]:
-                why = PERFTEST_REFUSED.get(kind, {}).get(key)
-                if why:
-                    tool = TOOL.get(kind, "ib_write_bw and ib_write_lat")
-                    raise RunError("%s: %s refuses %s (%s)" % (where, tool, label, why))
+            refused = _kinds.refused(kinds, key)
+            if refused:
+                raise RunError("%s: %s refuses %s (%s)" % (where, refused[0], label, refused[1]))
         position += 1 + consumed
     return values
 
@@ -560,10 +551,7 @@ def plan(node, test, position, params, role):
     for kind in params["kinds"]:
         tool = TOOL[kind]
         argv = [paths.get(tool) or tool, "-d", test["device"], "-i", str(test["ib_port"]), "-p", str(test["tcp_port"]), "-F"]
-        if kind == "bw":
-            argv += ["-s", str(BW_SIZE), "-q", str(BW_QPS), "-D", str(params["duration"]), "--report_gbits"]
-        else:
-            argv += ["-s", str(LAT_SIZE)]
+        argv += _kinds.tool_argv(kind, params["duration"])
         if gid is not None:
             argv += ["-x", str(gid)]
         argv += cuda + list(params["extra_args"])
@@ -593,13 +581,15 @@ def _tail_lines(text, count=3):
 
 
 def figures(kind, parsed, perftest):
-    """bw_gbps/bw_peak_gbps or lat_*_us of the row with the largest message."""
+    """bw_gbps/bw_peak_gbps or lat_*_us of the row with the largest message. ``kind``: a check kind
+    (its row's ``table``) or perftest's table (``bw``, ``lat``: the parser's ``kind``)."""
     out = {"bw_gbps": None, "bw_peak_gbps": None, "lat_typical_us": None, "lat_avg_us": None, "lat_p99_us": None}
     rows = (parsed or {}).get("rows") or []
     if not rows:
         return out
     row = max(rows, key=lambda r: r.get("bytes") or 0)
-    if kind == "bw":
+    table = _kinds.KINDS[kind]["table"] if kind in _kinds.KINDS else kind
+    if table == "bw":
         units = parsed.get("units")
         for key, field in (("bw_gbps", "bw_average"), ("bw_peak_gbps", "bw_peak")):
             if row.get(field) is not None:

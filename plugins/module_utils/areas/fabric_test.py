@@ -32,14 +32,16 @@ import ipaddress
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _acceptance
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 
 NAME = "fabric_test"
 PREFIX = "fabric_test_"
 OTHER_VARIABLES = ("inventory_hostname", "ansible_host")
 FLAGS = ("fail",)
-KINDS = ("bw", "lat")
-CHECKS = {"bw": "perftest.write_bw", "lat": "perftest.write_lat"}
+# the check kinds (tool, figure, threshold, check names): one row each in acceptance/_kinds.py
+KINDS = _kinds.NAMES
+CHECKS = _kinds.CHECKS
 _DEVICE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ADDRESS = re.compile(r"^[0-9A-Fa-f.:]{2,45}$")
 # a word of the NCCL launcher once {hosts} and {np} are put in: what rdma.fabric.nccl_test takes
@@ -55,7 +57,7 @@ MAX_TIMEOUT = 1800
 TIMEOUT_MARGIN = 10
 # the loopback test per HCA (server and client on the node): auto where the pair tests are short
 LOOPBACK = ("auto", "always", "never")
-LOOPBACK_CHECKS = {"bw": "perftest.loopback_write_bw", "lat": "perftest.loopback_write_lat"}
+LOOPBACK_CHECKS = _kinds.LOOPBACK_CHECKS
 # the settings of a node that decide how it is judged or how long its peers serve: each node's own
 # inventory values, carried in its node record (never the first play host's for all)
 NODE_SETTINGS = ("thresholds", "node_type", "duration", "timeout", "group", "loopback", "peers")
@@ -91,6 +93,9 @@ def config_errors(settings):
     kinds = settings.get("kinds")
     if not isinstance(kinds, list) or not kinds or any(k not in KINDS for k in kinds) or len(set(kinds)) != len(kinds):
         bad("kinds", "expected a list of distinct tests out of %s" % ", ".join(KINDS))
+    elif _kinds.witness_side(kinds) is None:
+        bad("kinds", "no side of a pair measures every one of these tests: a known-good peer could not witness "
+            "them all (run them in separate plays)")
     for name, low, high in (("duration", 1, MAX_DURATION), ("timeout", 0, MAX_TIMEOUT)):
         value = settings.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or value < low or value > high:
@@ -209,12 +214,17 @@ def _unmet(host, settings, rails):
                                              loopback=loopback)
             except ValueError:
                 return errors          # config_errors names the bad value
-            if thr.get("bw_min_gbps") is not None and thr["bw_min_gbps"] > rate:
-                errors.append("fabric_test_thresholds=%r: a bandwidth floor of %s Gb/s%s is above rail %d's port rate "
-                              "(%s, %s Gb/s): it can never be met" % (given, _num(thr["bw_min_gbps"]),
-                                                                      " (loopback)" if loopback else "", rail["rail"],
-                                                                      rail["device"], _num(rate)))
-                return errors
+            for kind in settings.get("kinds") or _kinds.DEFAULT:
+                row = _kinds.KINDS.get(kind)
+                if not row or not row["fraction"] or (loopback and not row["loopback_check"]):
+                    continue        # a bandwidth kind's floor (Gb/s) against the port's rate
+                floor = thr.get(row["limit"])
+                if floor is not None and floor > rate:
+                    errors.append("fabric_test_thresholds=%r: a %s floor of %s Gb/s%s is above rail %d's port rate "
+                                  "(%s, %s Gb/s): it can never be met" % (given, kind, _num(floor),
+                                                                          " (loopback)" if loopback else "",
+                                                                          rail["rail"], rail["device"], _num(rate)))
+                    return errors
     return errors
 
 
@@ -262,7 +272,7 @@ def node(host, spec, gathered, fact_names=()):
     if not ports:
         out["error"] = "%s has no RDMA device (no port under /sys/class/infiniband)" % host
         return out
-    needed = ["ib_write_bw" if k == "bw" else "ib_write_lat" for k in settings.get("kinds") or KINDS]
+    needed = [_kinds.TOOL[k] for k in settings.get("kinds") or _kinds.DEFAULT if k in _kinds.KINDS]
     absent = [t for t in needed + ["timeout"] if not tools.get(t)]
     if absent:
         out["error"] = "%s: %s not found (install perftest and coreutils)" % (host, ", ".join(absent))
@@ -350,14 +360,17 @@ def pair(nodes, spec, server, client, rails=None, driver=None, known_good=()):
 
 def _round(nodes, spec, pairs, known_good=()):
     """``{driver: pair}``. Who witnesses a rail: where one end is known-good, the known-good end
-    runs the side that measures (the ``ib_write_bw`` client: its server only prints the client's
-    report), so that a figure the candidate alone produced never admits it; the candidate, a play
-    host, drives the pair (a known-good node may be outside the play). Elsewhere the client drives."""
+    runs the side that measures every kind of the pair (``_kinds.witness_side``: the ``ib_write_bw``
+    client, whose server only prints the client's report; the receiver, the server, where the kinds
+    are ``ib_send_bw`` alone), so that a figure the candidate alone produced never admits it; the
+    candidate, a play host, drives the pair (a known-good node may be outside the play). Elsewhere
+    the client drives."""
     out = {}
     good = set(known_good or ())
+    side = _kinds.witness_side(spec["settings"].get("kinds") or _kinds.DEFAULT) or "client"
     for entry in pairs:
         server, client = entry[0], entry[1]
-        if server in good and client not in good:
+        if (server in good) != (client in good) and (client in good) != (side == "client"):
             server, client = client, server
         driver = server if (client in good and server not in good) else client
         out[driver] = pair(nodes, spec, server, client, entry[2] if len(entry) > 2 else None, driver, known_good)
@@ -498,54 +511,74 @@ def _threshold(nodes, spec, server, client, rail, known_good=()):
                                         nodes[judged]["rails"][rail].get("link_layer"), loopback=server == client)
 
 
+def _witness(server, client, known_good):
+    """The side (``client``/``server``) the known-good end of a pair ran, None where neither or both are."""
+    good = set(known_good or ())
+    if (server in good) == (client in good) or server == client:
+        return None
+    return "client" if client in good else "server"
+
+
 def rows(nodes, spec, outcomes, phase="round", known_good=()):
     """Every test of a round as a row for _acceptance.verdicts: ``{server, client, rail, check,
     ok, figure, expected, error, phase}``. ``outcomes``: ``[{client, server, client_results,
     server_results}]`` (perftest ``results`` of the client and of the server's collect). A test
-    the client did not report (the server could not start, the client host failed) is a failed
-    row with the reason, never a pass. The figure is the client's, the side that measures; a
-    loopback (server and client the same node) is a ``perftest.loopback_*`` row."""
+    the measuring side did not report (the server could not start, the client host failed) is a
+    failed row with the reason, never a pass. The figure is that of the side that measures
+    (``_kinds.figure_side``: the kind's first measuring side; where one end is known-good, the
+    side that end ran, and none when that side does not measure: a figure the candidate alone
+    printed never admits it); a loopback (server and client the same node) is a
+    ``perftest.loopback_*`` row. Each kind is judged against its own threshold (its row's ``limit``)."""
     out = []
     kinds = spec["settings"]["kinds"]
     for outcome in outcomes:
         client, server = outcome["client"], outcome["server"]
-        checks = LOOPBACK_CHECKS if client == server else CHECKS
+        loopback = client == server
+        witness = _witness(server, client, known_good)
         planned = outcome.get("rails") or []
-        by_key = dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("client_results") or [])
-        served = dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("server_results") or [])
+        by_side = {"client": dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("client_results") or []),
+                   "server": dict(((r.get("rail"), r.get("kind")), r) for r in outcome.get("server_results") or [])}
+        hosts = {"client": client, "server": server}
         for rail in planned:
             rate, thr = _threshold(nodes, spec, server, client, rail, known_good)
             for kind in kinds:
-                row = {"server": server, "client": client, "rail": rail, "check": checks[kind], "phase": phase,
-                       "ok": False, "figure": None, "error": None, "rate_gbps": rate,
-                       "device": nodes[client]["rails"][rail]["device"],
-                       "peer_device": nodes[server]["rails"][rail]["device"]}
-                result = by_key.get((rail, kind))
-                row["expected"] = _expected(kind, thr)
-                if result is None:
-                    row["error"] = outcome.get("error") or "the client reported no %s result" % kind
+                kind_row = _kinds.row(kind)
+                if loopback and not kind_row["loopback_check"]:
+                    continue
+                row = {"server": server, "client": client, "rail": rail, "phase": phase,
+                       "check": _kinds.check_of(kind, loopback), "ok": False, "figure": None, "error": None,
+                       "rate_gbps": rate, "device": nodes[client]["rails"][rail]["device"],
+                       "peer_device": nodes[server]["rails"][rail]["device"], "expected": _kinds.expected(kind, thr)}
+                side = _kinds.figure_side(kind, witness)
+                if side is None:
+                    row["error"] = ("no witness: the known-good %s ran the %s side of %s, which measures nothing "
+                                    "of its own; a figure the candidate alone printed never admits it"
+                                    % (hosts[witness], witness, kind_row["tool"]))
                     out.append(row)
                     continue
-                row["pinning"] = result.get("pinning")
-                row["gpu"] = result.get("gpu")
-                elsewhere = _reached_elsewhere(result, nodes[server]["rails"][rail], server)
+                other = "server" if side == "client" else "client"
+                result = by_side[side].get((rail, kind))
+                ran = by_side["client"].get((rail, kind)) or result or {}
+                row["pinning"] = ran.get("pinning")
+                row["gpu"] = ran.get("gpu")
+                row["measured_by"] = "%s %s" % (side, hosts[side])
+                if result is None:
+                    row["error"] = outcome.get("error") or "the %s reported no %s result" % (side, kind)
+                    out.append(row)
+                    continue
+                elsewhere = _reached_elsewhere(result, nodes[hosts[other]]["rails"][rail], hosts[other], side)
                 if elsewhere and result.get("ok"):
                     row["error"] = elsewhere
                 elif not result.get("ok"):
                     # both ends' own words: a down port on the server side shows only there (its
                     # client just cannot connect)
-                    server_error = (served.get((rail, kind)) or {}).get("error")
-                    said = [e for e in (result.get("error"), server_error) if e]
-                    row["error"] = "; ".join("%s: %s" % (who, e) for who, e in zip(
-                        ("client %s" % client, "server %s" % server), (result.get("error"), server_error)) if e) \
-                        if len(said) > 1 else (said[0] if said else "rc=%s" % result.get("rc"))
-                elif kind == "bw":
-                    row["figure"] = result.get("bw_gbps")
-                    row["ok"] = row["figure"] is not None and thr["bw_min_gbps"] is not None \
-                        and row["figure"] >= thr["bw_min_gbps"]
+                    errors = [(who, (by_side[who].get((rail, kind)) or {}).get("error")) for who in ("client", "server")]
+                    said = [(who, e) for who, e in errors if e]
+                    row["error"] = "; ".join("%s %s: %s" % (who, hosts[who], e) for who, e in said) \
+                        if len(said) > 1 else (said[0][1] if said else "rc=%s" % result.get("rc"))
                 else:
-                    row["figure"] = result.get("lat_typical_us")
-                    row["ok"] = row["figure"] is not None and row["figure"] <= thr["lat_max_us"]
+                    row["figure"] = result.get(kind_row["figure"])
+                    row["ok"] = _kinds.passes(kind, row["figure"], thr)
                 out.append(row)
     return out
 
@@ -557,28 +590,22 @@ def _same_gid(one, two):
         return False
 
 
-def _reached_elsewhere(result, rail, server):
-    """Why the measuring client did not test ``server``'s rail: the LID (InfiniBand) or GID (RoCE)
-    its perftest exchanged with is not the one the server's rail has (an out-of-band address that
-    leads to another HCA, another node); None when it matches or nothing tells."""
+def _reached_elsewhere(result, rail, server, side="client"):
+    """Why the measuring side (``side``) did not test the other end's (``server``'s) rail: the LID
+    (InfiniBand) or GID (RoCE) its perftest exchanged with is not the one that end's rail has (an
+    out-of-band address that leads to another HCA, another node); None when it matches or nothing tells."""
     remote = result.get("remote") or {}
     if rail.get("link_layer") == "InfiniBand":
         lid = remote.get("lid")
         if isinstance(lid, int) and isinstance(rail.get("lid"), int) and lid and rail["lid"] and lid != rail["lid"]:
-            return ("the client reached LID %d, not %s's %s (LID %d): its out-of-band address leads to another HCA"
-                    % (lid, server, rail["device"], rail["lid"]))
+            return ("the %s reached LID %d, not %s's %s (LID %d): its out-of-band address leads to another HCA"
+                    % (side, lid, server, rail["device"], rail["lid"]))
         return None
     gid, own = remote.get("gid"), rail.get("gid")
     if gid and own and not _same_gid(gid, own):
-        return ("the client reached GID %s, not %s's %s (GID %s): its out-of-band address leads to another HCA"
-                % (gid, server, rail["device"], own))
+        return ("the %s reached GID %s, not %s's %s (GID %s): its out-of-band address leads to another HCA"
+                % (side, gid, server, rail["device"], own))
     return None
-
-
-def _expected(kind, thr):
-    if kind == "bw":
-        return ">= %s Gb/s" % _num(thr.get("bw_min_gbps"))
-    return "<= %s us" % _num(thr.get("lat_max_us"))
 
 
 def _num(value):
@@ -654,7 +681,7 @@ def _loopback_findings(nodes, rows_, judged, findings):
         if row["ok"] or host not in judged:
             continue
         figure = row.get("figure")
-        unit = "Gb/s" if row["check"] == LOOPBACK_CHECKS["bw"] else "us"
+        unit = (_kinds.by_check(row["check"])[0] or {}).get("unit", "")
         what = row.get("error") or ("%s %s" % (_num(round(figure, 2)), unit) if isinstance(figure, (int, float))
                                     else "no figure")
         findings.append(_finding(
@@ -666,7 +693,8 @@ def _loopback_findings(nodes, rows_, judged, findings):
 
 
 def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
-    """``{passed: [hosts], failed: {host: [findings]}, findings, skipped, provisional}``: the
+    """``{passed: [hosts], failed: {host: [findings]}, findings, skipped, provisional, nodes, checks}``
+    (``checks``: the checks of the rows, those that ran): the
     verdict of every host of ``judged`` (known-good nodes serve but are not judged). A node that
     cannot be tested fails with the reason; a rail a node failed with nodes that passed it fails the
     node, named with the rail, the device, the figure and the peers; a failed loopback fails it.
@@ -698,7 +726,7 @@ def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
         rail = item["rail"]
         rails = (nodes.get(host) or {}).get("rails") or []
         device = rails[rail]["device"] if isinstance(rail, int) and rail < len(rails) else "?"
-        unit = "Gb/s" if item["check"] == CHECKS["bw"] else "us"
+        unit = (_kinds.by_check(item["check"])[0] or {}).get("unit", "")
         bad = []
         for test in item.get("tests") or []:
             if test.get("ok"):
@@ -739,7 +767,8 @@ def verdict(nodes, spec, all_rows, judged, known_good=(), nccl=()):
     passed = [h for h in judged if h not in failed]
     provisional = dict((h, v) for h, v in provisional.items() if h not in failed)
     return {"passed": sorted(passed), "failed": failed, "findings": findings, "skipped": skipped,
-            "provisional": provisional, "nodes": results(nodes, all_rows, judged, failed, provisional)}
+            "provisional": provisional, "nodes": results(nodes, all_rows, judged, failed, provisional),
+            "checks": sorted(set(row["check"] for row in all_rows))}
 
 
 def results(nodes, all_rows, judged, failed=None, provisional=None):
