@@ -243,8 +243,8 @@ gathered:
       type: list
       elements: dict
     tools:
-      description: Path or null of C(ib_write_bw), C(ib_write_lat), C(numactl), C(taskset), C(timeout),
-        C(nvidia_smi).
+      description: Path or null of the tool of every kind of O(kinds) (C(ib_write_bw), C(ib_write_lat), ...),
+        C(numactl), C(taskset), C(timeout), C(nvidia_smi).
       type: dict
     gpus:
       description: Number of NVIDIA GPUs.
@@ -276,7 +276,7 @@ jobs:
 results:
   description:
     - One record per rail and kind, C(role) V(client) (O(state=client)) or V(server) (O(state=collect)).
-    - "C(rail), C(device), C(ib_port), C(tcp_port), C(kind) (V(bw), V(lat)), C(role), C(peer), C(command)
+    - "C(rail), C(device), C(ib_port), C(tcp_port), C(kind) (one of O(kinds)), C(role), C(peer), C(command)
       (argv list), C(rc), C(ok) (rc 0 and a result row), C(error) (the tool's own error lines joined with
       C(; ), or the timeout, or C(ib_write_bw not found); null when ok), C(bw_gbps), C(bw_peak_gbps) (Gb/s,
       the row with the largest message), C(lat_typical_us), C(lat_avg_us), C(lat_p99_us), C(gid_index),

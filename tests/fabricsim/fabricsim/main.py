@@ -3,13 +3,14 @@ import os
 import sys
 
 from . import health_faults, log, state
+from .tools import perftest as _perftest
 
 TOOLS = ["mlnx_qos", "lldptool", "ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids",
          "cma_roce_mode", "ethtool", "nvidia-smi", "lspci", "setpci", "modprobe", "modinfo",
          # NIC firmware tools (tools/mlxtools.py): NV configuration (persistent) and firmware identity
          "mlxconfig", "flint", "mlxfwmanager",
          # traffic tests (tools/perftest.py, tools/nccltests.py): reads, they run without the state lock
-         "ib_write_bw", "ib_write_lat", "ib_send_bw", "all_reduce_perf"]
+         "all_reduce_perf"] + list(_perftest.TOOLS)
 # simulated but not installed as shims (the node's real tool stays first in PATH): `fabricsim ip ...`
 READ_ONLY_TOOLS = ["ip"]
 
@@ -28,14 +29,13 @@ class Context(object):
 def tool_module(name):
     from .tools import mlnx_qos, lldptool, ib, ethtool, nvsmi, pci, kmod, iproute, perftest, nccltests, mlxtools
     return {
-        "ib_write_bw": perftest, "ib_write_lat": perftest, "ib_send_bw": perftest, "all_reduce_perf": nccltests,
-        "ip": iproute,
+        "all_reduce_perf": nccltests, "ip": iproute,
         "mlnx_qos": mlnx_qos, "lldptool": lldptool, "ibstat": ib, "ibstatus": ib, "ibv_devinfo": ib,
         "ibdev2netdev": ib, "show_gids": ib, "cma_roce_mode": ib, "ethtool": ethtool,
         "nvidia-smi": nvsmi, "lspci": pci, "setpci": pci,
         "modprobe": kmod, "modinfo": kmod,
         "mlxconfig": mlxtools, "flint": mlxtools, "mlxfwmanager": mlxtools,
-    }[name]
+    }[name] if name not in perftest.TOOLS else perftest
 
 
 def run_tool(tool, args):
