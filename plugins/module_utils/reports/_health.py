@@ -725,12 +725,22 @@ def _prios(prios):
     return ", ".join(str(p) for p in prios) if prios else "none"
 
 
+def _intent_pfc(lossless):
+    """The PFC priorities of the switch_qos intent when the ``lossless`` check holds one
+    (``{"pfc_priorities": [...]}``, areas/switch_qos.intent); None for true/false."""
+    if isinstance(lossless, dict) and isinstance(lossless.get("pfc_priorities"), list):
+        return sorted(p for p in lossless["pfc_priorities"] if isinstance(p, int) and not isinstance(p, bool))
+    return None
+
+
 def _lossless(out, facts, lossless, checks):
     """Host and switch agree on the lossless settings of every ACTIVE RoCE port: PFC enabled
     priorities, the ETS (TSA, share) of each PFC priority and the host's APP entries (priority
     per protocol / DSCP) against the TLVs the switch sends (IEEE 802.1Qaz or CEE DCBX). When
     the host cannot see them (firmware DCBX, lldpad not receiving, a switch sending none) that
-    is said (lossless_unverified), not taken for a disagreement."""
+    is said (lossless_unverified), not taken for a disagreement. With the switch_qos intent as the
+    check's value (a dict with ``pfc_priorities``), ends that agree with each other but not with
+    the intent are a finding too."""
     if not checks["lossless"] or not lossless or lossless.get("skipped"):
         return
     ignored = set(checks["ignore_devices"] or [])
@@ -764,7 +774,13 @@ def _lossless(out, facts, lossless, checks):
 
         pfc = host.get("pfc")
         theirs = (peer.get("pfc") or {}).get("enabled")
-        if pfc is not None:
+        want = _intent_pfc(checks["lossless"])
+        if pfc is not None and want is not None and theirs is not None and sorted(pfc) == sorted(theirs) != want:
+            # both ends agree with each other, not with the intent (switch_qos: the hosts' roce_qos settings)
+            add("PFC", "PFC on priorities %s (switch_qos intent)" % _prios(want), "host and switch: %s" % _prios(pfc),
+                "pfc", "converge both ends to the intent: rdma.fabric.roce_qos on the host, playbooks/switch_qos.yml "
+                       "on the switch")
+        elif pfc is not None:
             if peer.get("pfc") is None:
                 add("PFC", "PFC on priorities %s (host)" % _prios(pfc), "the switch sends no PFC TLV", "pfc",
                     "enable PFC (and its DCBX advertisement) on the switch port for priorities %s" % _prios(pfc))
