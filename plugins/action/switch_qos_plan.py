@@ -108,6 +108,9 @@ class ActionModule(ActionBase):
         running = get("switch_qos_running_config", None)
         records = _agreement.fleet_records(switch, intent, views)
         records += _agreement.running_records(switch, plan["os"], running, intent)
+        # ECN advice from the hosts' counter rates per netdev (switch_qos_rates: cnp_sent, rx_pause, ecn_marked /s)
+        records += _agreement.fleet_advice(switch, intent, dict((h, (hostvars.get(h) or {}).get("switch_qos_rates"))
+                                                                for h in hosts))
         records = R.sort_records(records)
         unchecked = [p["name"] for p in intent["ports"] if not (views.get(p.get("host")) or {}).get(
             p.get("host_interface"))]

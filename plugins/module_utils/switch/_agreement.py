@@ -125,18 +125,19 @@ def running_records(switch, os_name, running, intent):
     return _area.records(switch, found)
 
 
-def ecn_advice(switch, port, counters, interval_s, cnp_surge_per_s=1000.0):
-    """Whether a port's ECN thresholds look too low or too high for its link speed, from the
-    host's DCQCN counters over ``interval_s`` seconds (``np_cnp_sent``, ``np_ecn_marked_roce_packets``,
-    ``rx_prio_pause``: deltas). The seed's symptom "ECN too aggressive: CNPs surge, throughput
-    drops, raise the thresholds": CNPs above ``cnp_surge_per_s`` with a min threshold under the
-    link's bandwidth-delay product is too low; PFC pauses with no ECN marks at all and a min
-    threshold above 4 BDP is too high (PFC acts before ECN does). None when neither holds."""
+def ecn_advice(switch, port, rates, cnp_surge_per_s=1000.0):
+    """Whether a port's ECN thresholds look too low or too high for its link speed, from its
+    host's rates per second (the health check's meanings of the DCQCN and pause counters:
+    ``cnp_sent`` from np_cnp_sent, ``rx_pause``, ``ecn_marked`` from np_ecn_marked_roce_packets).
+    The seed's symptom "ECN too aggressive: CNPs surge, throughput drops, raise the thresholds":
+    CNPs above ``cnp_surge_per_s`` with a min threshold under the link's bandwidth-delay product
+    is too low; PFC pauses with no ECN mark at all and a min threshold above 4 BDP is too high
+    (PFC stops the link before ECN slows the senders). None when neither holds."""
     ecn, speed = port["ecn"], port["speed"]
     bdp = _area.bdp_kb(speed)
-    cnp_rate = float(counters.get("np_cnp_sent") or 0) / max(interval_s, 1)
-    marked = counters.get("np_ecn_marked_roce_packets") or 0
-    pauses = counters.get("rx_prio_pause") or 0
+    cnp_rate = float(rates.get("cnp_sent") or 0)
+    marked = rates.get("ecn_marked") or 0
+    pauses = rates.get("rx_pause") or 0
     end = "host %s %s" % (port.get("host"), port.get("host_interface"))
     if cnp_rate > cnp_surge_per_s and ecn["min_kb"] < bdp:
         return _area.records(switch, [(port["name"], "ecn.min_kb", "about %d KB or more at %d Gb/s (1 BDP at 20 us)"
@@ -146,7 +147,18 @@ def ecn_advice(switch, port, counters, interval_s, cnp_surge_per_s=1000.0):
     if pauses and not marked and ecn["min_kb"] > 4 * bdp:
         return _area.records(switch, [(port["name"], "ecn.min_kb", "at most about %d KB at %d Gb/s (4 BDP)"
                                        % (4 * bdp, speed),
-                                       "%d KB: too high for the link speed; %s received %d PFC pauses and no ECN "
+                                       "%d KB: too high for the link speed; %s receives %g PFC pauses/s and no ECN "
                                        "mark (PFC stops the link before ECN slows the senders)"
                                        % (ecn["min_kb"], end, pauses))])[0]
     return None
+
+
+def fleet_advice(switch, intent, rates):
+    """ECN advice records of every port whose host has rates (``{host: {netdev: rates}}``)."""
+    out = []
+    for port in intent["ports"]:
+        seen = ((rates or {}).get(port.get("host")) or {}).get(port.get("host_interface"))
+        advice = ecn_advice(switch, port, seen) if seen else None
+        if advice:
+            out.append(advice)
+    return out

@@ -40,7 +40,8 @@ def saved_views(tmp_path):
              "PORT_QOS_MAP": dict((p, {"dscp_to_tc_map": "AZURE", "pfc_enable": "3,4"})
                                   for p in ("Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"))}
     data = {"all": {"hosts": {
-        "lab-hgx-01": {"switch_qos_lossless": {"enp79s0np0": four, "enp64s0np0": agree}},
+        "lab-hgx-01": {"switch_qos_lossless": {"enp79s0np0": four, "enp64s0np0": agree},
+                       "switch_qos_rates": {"enp79s0np0": {"cnp_sent": 5000.0, "rx_pause": 0, "ecn_marked": 9000.0}}},
         "leaf-sonic-01": {"switch_qos_running_config": stock}}}}
     path = tmp_path / "saved.yml"
     path.write_text(yaml.safe_dump(json.loads(json.dumps(data))))
@@ -88,6 +89,8 @@ def test_render_mode_writes_all_four_and_names_both_ends(tmp_path):
     assert set(pfc) == {"host", "area", "object", "setting", "expected", "actual"}
     assert pfc["host"] == "leaf-sonic-01" and pfc["expected"] == "3"
     assert "advertises PFC on 4" in pfc["actual"] and "host lab-hgx-01 enp79s0np0" in pfc["actual"]
+    advice = by_key[("Ethernet0", "ecn.min_kb")]      # 800 KB at 400 Gb/s, under the BDP, with CNPs surging
+    assert "800 KB: too low for the link speed" in advice["actual"] and "5000 CNPs/s" in advice["actual"]
     azure = by_key[("Ethernet24", "dscp_to_tc_map.26")]
     assert "DSCP_TO_TC_MAP|AZURE sends DSCP 26 to TC 1 (lossy: no PFC)" in azure["actual"]
     assert "host lab-small-01 ens1f1np1" in azure["actual"]

@@ -81,13 +81,14 @@ def test_ecn_advice_from_the_counters():
     intent = switch_qos.intent(leaf("sonic", ports=[PORT]))
     port = intent["ports"][0]                 # 400 Gb/s: 800 KB min, BDP 1,000 KB
     low = dict(port, ecn={"min_kb": 200, "max_kb": 2000, "probability": 100})
-    rec = _agreement.ecn_advice("leaf", low, {"np_cnp_sent": 600000}, 60)
+    rec = _agreement.ecn_advice("leaf", low, {"cnp_sent": 10000.0})
     assert rec["setting"] == "ecn.min_kb" and "too low for the link speed" in rec["actual"]
     assert "10000 CNPs/s" in rec["actual"] and "1000 KB" in rec["expected"]
     high = dict(port, ecn={"min_kb": 5000, "max_kb": 20000, "probability": 100})
-    rec = _agreement.ecn_advice("leaf", high, {"rx_prio_pause": 12, "np_ecn_marked_roce_packets": 0}, 60)
+    rec = _agreement.ecn_advice("leaf", high, {"rx_pause": 12.0, "ecn_marked": 0})
     assert "too high for the link speed" in rec["actual"]
     # no surge: nothing to say; a surge with a min at or above the BDP is not the thresholds' doing
-    assert _agreement.ecn_advice("leaf", port, {"np_cnp_sent": 600}, 60) is None
+    assert _agreement.ecn_advice("leaf", port, {"cnp_sent": 10.0}) is None
     deep = dict(port, ecn={"min_kb": 1200, "max_kb": 12000, "probability": 100})
-    assert _agreement.ecn_advice("leaf", deep, {"np_cnp_sent": 600000}, 60) is None
+    assert _agreement.ecn_advice("leaf", deep, {"cnp_sent": 10000.0}) is None
+    assert [r["object"] for r in _agreement.fleet_advice("leaf", dict(intent, ports=[low]), {"lab-hgx-01": {"eth0": {"cnp_sent": 5000.0}}})] == ["Ethernet12"]
