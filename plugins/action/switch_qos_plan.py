@@ -16,7 +16,6 @@ import os
 import time
 
 import yaml
-from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos

@@ -18,8 +18,6 @@ from unittest import mock
 
 import pytest
 
-from ansible.module_utils import basic
-
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
