@@ -57,6 +57,13 @@ attributes:
     description: The controller.
     support: full
     platforms: posix
+  action_group:
+    description:
+      - Use C(group/) and the name of the action group below (C(membership)) in C(module_defaults)
+        to set defaults for this module.
+    support: full
+    membership:
+      - rdma.fabric.switch_qos
 seealso:
   - module: rdma.fabric.rdma_health
 """
