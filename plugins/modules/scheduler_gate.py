@@ -58,9 +58,20 @@ options:
           - V(fail) drains, V(pass) counts a healthy verdict (and lifts our drain after the recovery
             window), V(maintenance) drains before a reboot and waits for the jobs (O(wait_timeout)),
             V(unknown) changes nothing.
+          - Unset, it comes from O(nodes[].findings) - V(fail) when one is of severity error, else V(pass).
         type: str
         choices: [fail, pass, maintenance, unknown]
-        required: true
+      findings:
+        description:
+          - The node's findings (records with C(check), C(subject), C(severity), C(expected), C(actual)),
+            as the health check and the fabric test report them. The first error finding (by check and
+            subject) names the reason - C(<check_prefix><check> <subject> <actual> (expected <expected>)),
+            with C(+N more) when there are more; warnings do not drain.
+        type: list
+        elements: dict
+      check_prefix:
+        description: Put before a finding's check name when it has no scope of its own (V(health.) for the health checks).
+        type: str
       scopes:
         description:
           - The kinds of check the verdict judged - V(health), V(fabric_test), V(drift),
@@ -185,7 +196,9 @@ def argument_spec():
         "scheduler": {"type": "str", "required": True},
         "nodes": {"type": "list", "elements": "dict", "required": True, "options": {
             "name": {"type": "str", "required": True},
-            "state": {"type": "str", "required": True, "choices": list(_gate.STATES)},
+            "state": {"type": "str", "choices": list(_gate.STATES)},
+            "findings": {"type": "list", "elements": "dict"},
+            "check_prefix": {"type": "str"},
             "scopes": {"type": "list", "elements": "str", "required": True},
             "check": {"type": "str"},
             "subject": {"type": "str"},
@@ -213,10 +226,19 @@ def main():
     settings = dict((k, params[k]) for k in ("scheduler", "reason_prefix", "recovery_runs", "recovery_seconds",
                                                "wait_timeout"))
     now = time.time()
-    verdicts = [{"node": n["name"], "state": n["state"], "scopes": n["scopes"], "check": n.get("check"),
-                 "subject": n.get("subject"), "figure": n.get("figure"),
-                 "time": n["time"] if n.get("time") is not None else now} for n in params["nodes"]]
-    errors = _gate.settings_errors(settings, SCHEDULERS) + _gate.verdict_errors(verdicts)
+    verdicts, errors = [], []
+    for index, n in enumerate(params["nodes"]):
+        when = n["time"] if n.get("time") is not None else now
+        item = {"node": n["name"], "state": n["state"], "scopes": n["scopes"], "check": n.get("check"),
+                "subject": n.get("subject"), "figure": n.get("figure"), "time": when}
+        if n.get("findings") is not None and n["state"] in (None, "fail", "pass") and not n.get("check"):
+            found = _gate.verdict(n["name"], (n["scopes"] or ["health"])[0], n["findings"],
+                                  passed={"pass": True, "fail": False}.get(n["state"]), now=when, check_prefix=n.get("check_prefix"))
+            item.update((k, found[k]) for k in ("state", "check", "subject", "figure"))
+        elif n["state"] is None:
+            errors.append("nodes[%d] (%s): give state or findings" % (index, n["name"]))
+        verdicts.append(item)
+    errors = _gate.settings_errors(settings, SCHEDULERS) + errors + _gate.verdict_errors(verdicts)
     if errors:
         module.fail_json(msg="scheduler_gate: " + "; ".join(errors), changed=False)
     scheduler = SCHEDULERS[settings["scheduler"]]

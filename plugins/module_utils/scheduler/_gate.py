@@ -31,7 +31,9 @@ PREFIX = "rdma.fabric:"
 # the kinds of check a verdict judges: scope -> the check-name prefixes of its drains
 SCOPES = {
     "health": ("health.",),
-    "fabric_test": ("perftest.", "nccl.", "fabric_test."),
+    # "onboard": a node waiting for admission (``rdma.fabric: onboard pending``, set by hand or by
+    # the onboarding): lifted by the first admission, like a maintenance drain
+    "fabric_test": ("perftest.", "nccl.", "fabric_test.", "onboard"),
     "drift": ("drift.",),
     "maintenance": ("maintenance",),
 }
@@ -150,7 +152,10 @@ def verdict(node, scope, findings=None, passed=None, now=None, check_prefix=None
     is None and ``findings`` is None (the node was not judged)."""
     now = time.time() if now is None else now
     base = {"node": node, "scopes": [scope], "time": now, "check": None, "subject": None, "figure": None}
-    errors = [f for f in (findings or []) if isinstance(f, dict) and (f.get("severity") or "error") == "error"]
+    # findings (check, subject) or fleet records (area, object, setting), the one record shape
+    errors = [dict(f, check=f.get("check") or f.get("area"),
+                   subject=f.get("subject") or " ".join(str(f[k]) for k in ("object", "setting") if f.get(k)))
+              for f in (findings or []) if isinstance(f, dict) and (f.get("severity") or "error") == "error"]
     if passed is None and findings is None:
         return dict(base, state="unknown")
     if errors and passed is not True:

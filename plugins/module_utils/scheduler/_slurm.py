@@ -18,7 +18,8 @@ Standard library only: the node's HealthCheckProgram runs it without Ansible.
   times); the count of consecutive healthy verdicts goes in the reason (`` [healthy K/N since
   T]``) until ``recovery_runs`` verdicts and ``recovery_seconds`` have passed, then
   ``State=UNDRAIN`` (``RESUME`` is refused on an idle node: "Invalid node state specified");
-  a maintenance drain is lifted by the first pass of scope ``maintenance``;
+  a maintenance drain is lifted by the first pass of scope ``maintenance``, a node waiting for
+  admission (``<prefix> onboard ...``) by the first pass of the fabric test;
 * unknown: nothing.
 
 States: DRAIN with jobs is ``draining`` (drained once they end), DRAIN on a DOWN node (slurmd
@@ -80,7 +81,8 @@ def plan_node(node, verdict, settings, now=None):
     if state == "unknown":
         return result("none", "no verdict for the node: left as it is")
     if state in ("fail", "maintenance"):
-        want = _gate.reason(prefix, verdict)
+        # a maintenance drain's check is always "maintenance": what lifts it (and only it)
+        want = _gate.reason(prefix, dict(verdict, check="maintenance") if state == "maintenance" else verdict)
         if foreign:
             return result("none", "its reason %r is not ours (no %r prefix): left as is, never overwritten"
                           % (text, prefix))
@@ -110,8 +112,8 @@ def plan_node(node, verdict, settings, now=None):
         return result("none", "this verdict (%s) is no newer than the drain's last change (%s): already counted"
                       % (_gate.utc_stamp(when), _gate.utc_stamp(node["reason_time"])))
     undrained = _after(node, [f for f in node["flags"] if f != "DRAIN"], "", now)
-    if mine["scope"] == "maintenance":
-        return result("undrain", "maintenance done and healthy: resumed", undrain_argv(name), undrained)
+    if mine["scope"] == "maintenance" or mine["check"] == "onboard":
+        return result("undrain", "%s done and healthy: resumed" % mine["check"], undrain_argv(name), undrained)
     runs, seconds = settings["recovery_runs"], settings.get("recovery_seconds") or 0
     count = mine["count"] + 1
     since = mine["since"] if mine["count"] and mine["since"] is not None else (when if when is not None else now)

@@ -61,3 +61,22 @@ def test_unknown_node_and_unreachable_reported(monkeypatch):
     kind, result = helpers.run_module(monkeypatch, scheduler_gate.main, {"scheduler": "slurm", "nodes": [NODE]},
                                       run_command=fake(down))
     assert kind == "fail" and "Unable to contact slurm controller" in result["msg"]
+
+
+def test_findings_make_the_verdict(monkeypatch):
+    slurm = FakeSlurm(slurm_nodes(), lambda: 1765000000)
+    findings = [{"host": "gpu-01", "check": "rate", "subject": "mlx5_3 port 1", "severity": "error",
+                 "expected": ">= 400 Gb/s", "actual": "200 Gb/s"},
+                {"host": "gpu-01", "check": "flap", "subject": "mlx5_0 port 1", "severity": "warning",
+                 "expected": "0", "actual": "3"}]
+    args = {"scheduler": "slurm", "nodes": [
+        {"name": "gpu-01", "findings": findings, "scopes": ["health"], "check_prefix": "health."},
+        {"name": "gpu-03", "findings": findings[1:], "scopes": ["health"], "check_prefix": "health."}]}
+    kind, result = helpers.run_module(monkeypatch, scheduler_gate.main, args, run_command=fake(slurm))
+    assert kind == "exit" and result["commands"] == [[
+        "scontrol", "update", "NodeName=gpu-01", "State=DRAIN",
+        "Reason=rdma.fabric: health.rate mlx5_3 port 1 200 Gb/s (expected >= 400 Gb/s)"]]
+    assert result["nodes"]["gpu-03"]["action"] == "none"
+    kind, result = helpers.run_module(monkeypatch, scheduler_gate.main,
+                                      {"scheduler": "slurm", "nodes": [{"name": "gpu-01", "scopes": ["health"]}]})
+    assert kind == "fail" and "nodes[0] (gpu-01): give state or findings" in result["msg"]

@@ -304,3 +304,25 @@ def test_fixture_states_plan_without_error():
                 result = _slurm.plan_node(n, dict(verdict, node=n["name"]), SETTINGS, NOW)
                 if n["reason"] and not n["reason"].startswith(P):
                     assert result["argv"] is None, (name, n)
+
+
+def test_a_node_waiting_for_admission_is_resumed_at_its_admission():
+    pending = node("idle", ["DRAIN"], P + " onboard pending")
+    assert plan(pending, PASS, recovery_runs=5)["action"] == "undrain"
+    assert plan(pending, dict(PASS, scopes=["health"]), recovery_runs=1)["action"] == "none"
+    failed = plan(pending, FAIL)
+    assert failed["action"] == "update" and failed["argv"][-1] == "Reason=" + OURS
+
+
+def test_drift_records_make_a_verdict():
+    records = [{"host": "n", "area": "roce_qos", "object": "eth2", "setting": "pfc", "expected": "3",
+                "actual": "none"}]
+    verdict = _gate.verdict("n", "drift", records, now=NOW, check_prefix="drift.")
+    assert verdict["state"] == "fail" and verdict["check"] == "drift.roce_qos" and verdict["subject"] == "eth2 pfc"
+    assert _gate.reason(P, verdict) == P + " drift.roce_qos eth2 pfc none (expected 3)"
+
+
+def test_a_maintenance_reason_always_names_maintenance():
+    verdict = {"node": "n", "state": "maintenance", "scopes": ["maintenance"], "check": None, "subject": "reboot",
+               "figure": "gpudirect", "time": NOW}
+    assert plan(node(), verdict)["argv"][-1] == "Reason=" + P + " maintenance reboot gpudirect"
