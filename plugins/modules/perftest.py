@@ -98,7 +98,7 @@ options:
         C(ib_write_bw), V(lat) C(ib_write_lat) by default.
     type: list
     elements: str
-    choices: [bw, lat]
+    choices: [bw, lat, send_bw, read_bw]
     default: [bw, lat]
   duration:
     description: Seconds of the bandwidth test (perftest's C(-D)), 1-3600.

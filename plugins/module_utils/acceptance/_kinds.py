@@ -85,6 +85,20 @@ ROWS = (
      "loopback_check": "perftest.loopback_write_lat", "default": True,
      "refuses": _merge(_LAT_REFUSES, _WRITE_REFUSES),
      "doc": "RDMA write latency, 2-byte messages, 1000 iterations; typical (median) latency; both sides measure"},
+    {"name": "send_bw", "tool": "ib_send_bw", "verb": "Send", "table": "bw", "argv": _BW_ARGV, "duration": True,
+     "measures": ("server", "client"), "figure": "bw_gbps", "unit": "Gb/s", "better": "higher",
+     "limit": "send_bw_min_gbps", "fraction": "send_bw_fraction", "fraction_default": None, "inherit": "bw",
+     "limit_by_link": None, "check": "perftest.send_bw", "loopback_check": "perftest.loopback_send_bw",
+     "default": False, "refuses": _merge(_BW_REFUSES, {"o": _WRITE_REFUSES["o"]}),
+     "doc": "send/receive bandwidth (two-sided, receive buffers posted), 1 MiB messages, 2 QPs, `-D` seconds; "
+            "the receiver (server) measures what arrived, the sender its completions"},
+    {"name": "read_bw", "tool": "ib_read_bw", "verb": "RDMA_Read", "table": "bw", "argv": _BW_ARGV, "duration": True,
+     "measures": ("client",), "figure": "bw_gbps", "unit": "Gb/s", "better": "higher",
+     "limit": "read_bw_min_gbps", "fraction": "read_bw_fraction", "fraction_default": None, "inherit": "bw",
+     "limit_by_link": None, "check": "perftest.read_bw", "loopback_check": "perftest.loopback_read_bw",
+     "default": False, "refuses": _merge(_BW_REFUSES, {"g": _WRITE_REFUSES["g"]}),
+     "doc": "RDMA read bandwidth (data from the server to the client), 1 MiB messages, 2 QPs, `-D` seconds; "
+            "the client measures (the server prints the client's report)"},
 )
 
 NAMES = tuple(row["name"] for row in ROWS)

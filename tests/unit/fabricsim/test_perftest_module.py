@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from ansible_collections.rdma.fabric.plugins.module_utils.acceptance import _kinds as K
 from ansible_collections.rdma.fabric.plugins.modules import nccl_test, perftest
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
@@ -169,7 +170,10 @@ def test_gathered_reports_rails_tools_gpus(nodes, monkeypatch):
     assert isinstance(rail0["gid_index"], int) and rail0["lid"] is None
     assert facts["gpus"] == 8
     assert facts["tools"]["numactl"].endswith("/numactl") and facts["tools"]["timeout"]
-    assert set(facts["tools"]) == {"ib_write_bw", "ib_write_lat", "numactl", "taskset", "timeout", "nvidia_smi"}
+    # the tool of every check kind (acceptance/_kinds.py), then the helpers
+    assert set(facts["tools"]) == set(K.TOOLS) | {"numactl", "taskset", "timeout", "nvidia_smi"}
+    assert {"ib_write_bw", "ib_write_lat", "ib_send_bw", "ib_read_bw"} <= set(facts["tools"])
+    assert all(facts["tools"][tool].endswith("/" + tool) for tool in K.TOOLS)
 
 
 def test_gathered_gid_index_is_the_ipv4_roce_v2_gid(nodes, monkeypatch):
@@ -253,6 +257,32 @@ def test_healthy_pair_every_rail_ok_with_figures(nodes, monkeypatch):
     assert cli["changed"] is False and col["changed"] is False
     assert os.listdir(nodes["a"].job_dir) == []
     assert _ours(nodes["a"]) == [] and _ours(nodes["b"]) == []
+
+
+@needs_shims
+@needs_parser
+def test_send_and_read_bandwidth_kinds_run_as_their_rows_say(nodes, monkeypatch):
+    """ib_send_bw and ib_read_bw (opt-in kinds): their tools, their own result records; the read
+    server prints the client's report (the client's last row), the send receiver its own figure."""
+    srv, cli, col = round_trip(monkeypatch, nodes["a"], nodes["b"], [0, 1], kinds=("send_bw", "read_bw"))
+    for results, role in ((cli["results"], "client"), (col["results"], "server")):
+        assert sorted(r["kind"] for r in results) == ["read_bw", "read_bw", "send_bw", "send_bw"], results
+        for record in results:
+            assert record["role"] == role and record["ok"] is True and record["error"] is None, record
+            assert 300 < record["bw_gbps"] <= 400 and record["lat_typical_us"] is None, record
+    for kind, title in (("send_bw", "Send BW Test"), ("read_bw", "RDMA_Read BW Test")):
+        client, server = by(cli["results"], 0, kind), by(col["results"], 0, kind)
+        cmd = client["command"]
+        at = [i for i, word in enumerate(cmd) if word.endswith("/" + K.row(kind)["tool"])]
+        assert len(at) == 1, cmd
+        own = K.tool_argv(kind, 2)
+        assert cmd[at[0] + 8:at[0] + 8 + len(own)] == own, cmd
+        assert title in client["output"] and title in server["output"]
+    read_server = by(col["results"], 0, "read_bw")["output"]
+    assert " Outstand reads  : 16" in read_server and "Max inline data" not in read_server
+    assert " OUT 0x10 RKey " in read_server
+    assert " RX depth        : 512" in by(col["results"], 0, "send_bw")["output"]
+    assert os.listdir(nodes["a"].job_dir) == []
 
 
 @needs_shims

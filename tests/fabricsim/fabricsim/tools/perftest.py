@@ -1,6 +1,14 @@
-"""ib_write_bw, ib_write_lat, ib_send_bw: perftest pair tests whose output follows perftest
+"""ib_write_bw, ib_write_lat, ib_send_bw, ib_read_bw: perftest pair tests whose output follows perftest
 26.04 (version string 6.29; linux-rdma/perftest ``perftest_parameters.c`` ctx_print_test_info,
 print_full_bw_report, print_report_lat, ``perftest_communication.c`` and the tools' main()).
+
+Who prints what (src/write_bw.c, read_bw.c, send_bw.c): the ``ib_write_bw`` and ``ib_read_bw`` server
+measures nothing and prints the client's report (``xchg_bw_reports``: the last row only); the
+``ib_send_bw`` receiver (server) prints its own figures, as the sender does. ``ib_read_bw`` prints
+`` Outstand reads  : N`` instead of ``Max inline data`` (ctx_print_test_info: READ and ATOMIC) and
+``OUT %#04x`` before ``RKey``/``VAddr`` in its address lines (READ_FMT, ctx_print_pingpong_data).
+Real outputs the layout was checked against: tests/unit/fixtures/samples/perftest.txt
+(PERFTEST-PIB-3-READ-BW-KEYS-ERROR, PERFTEST-BYTEPS-371-SEND-BW-2QPS-SERVER, PERFTEST-82-SEND-BW-ROCE-BOND-RDMACM).
 
 Server (no host argument) binds 0.0.0.0:PORT (``-p``, default 18515), accepts one client, and both
 sides exchange one JSON line describing their side (port state and rate, PCIe link, the GID at
@@ -29,7 +37,8 @@ MIB_SINCE = (6, 22)        # perftest 24.07 (6.22) prints MiB/sec instead of MB/
 UNLOCKED = True            # main.run_tool runs these without the state lock (a server waits in accept)
 DEF_PORT = 18515
 RESULT_LINE = "-" * 87 + "\n"
-TOOLS = ("ib_write_bw", "ib_write_lat", "ib_send_bw")
+TOOLS = ("ib_write_bw", "ib_write_lat", "ib_send_bw", "ib_read_bw")
+OUT_READS = 16             # ib_read_bw's outstanding reads: the device's max_qp_rd_atom (16 on ConnectX)
 PCIE_EFF = 0.9             # TLP/DLLP overhead on the PCIe link
 WIRE_EFF = 0.97            # a write stream's share of the wire (headers, ACKs) for big messages
 MPPS_PER_QP = 3.0          # small-message ceiling per QP (Mpps; ~2.6 seen on HDR with one QP)
@@ -100,7 +109,7 @@ def chex(value, width):
 
 def verb_of(tool):
     return {"ib_write_bw": ("RDMA_Write", "bw"), "ib_write_lat": ("RDMA_Write", "lat"),
-            "ib_send_bw": ("Send", "bw")}[tool]
+            "ib_send_bw": ("Send", "bw"), "ib_read_bw": ("RDMA_Read", "bw")}[tool]
 
 
 # --- options (getopt_long as perftest's parser) ---------------------------------------------
@@ -542,7 +551,10 @@ def header(p, me, role):
     inline = 0
     if kind == "lat" and me["cuda"] is None:
         inline = 220 if p["verb"] == "RDMA_Write" else 236
-    lines.append(" Max inline data : %d[B]\n" % inline)
+    if p["verb"] == "RDMA_Read":
+        lines.append(" Outstand reads  : %d\n" % OUT_READS)
+    else:
+        lines.append(" Max inline data : %d[B]\n" % inline)
     # ctx_print_test_info: -R connects the QPs with rdma_cm (and exchanges over it), -z only exchanges;
     # an rdma_cm server prints its waiting hint inside the settings block
     lines.append(" rdma_cm QPs\t : %s\n" % ("ON" if p.get("rdma_cm") else "OFF"))
@@ -568,7 +580,9 @@ def addr_lines(side, qps, where, verb):
     out = []
     for qp in qps:
         line = " %s address: LID %s QPN %s PSN %s" % (where, chex(qp["lid"], 4), chex(qp["qpn"], 6), chex(qp["psn"], 6))
-        if verb == "RDMA_Write":
+        if verb == "RDMA_Read":
+            line += " OUT %s" % chex(OUT_READS, 4)
+        if verb in ("RDMA_Write", "RDMA_Read"):
             line += " RKey %s VAddr %s" % (chex(qp["rkey"], 8), chex(qp["vaddr"], 16))
         out.append(line + "\n")
         if side["gid_index"] >= 0:
@@ -765,8 +779,8 @@ def session(role, p, me, sock):
         except (socket.error, socket.timeout):
             pass
     if kind == "bw":
-        if role == "server" and p["verb"] == "RDMA_Write":
-            rows = rows[-1:]        # the write server only prints the client's last report
+        if role == "server" and p["verb"] in ("RDMA_Write", "RDMA_Read"):
+            rows = rows[-1:]        # the write and read servers only print the client's last report
         out += [bw_line(r, p["gbits"]) for r in rows]
     else:
         out += [lat_line(r, run) for r in rows]

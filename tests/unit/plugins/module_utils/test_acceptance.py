@@ -330,7 +330,10 @@ def test_verdict_rules():
 # --------------------------------------------------------------------------- thresholds and judging
 def test_threshold_defaults():
     assert A.thresholds(None, 400) == {"bw_fraction": 0.9, "bw_min_gbps": 360.0, "lat_max_us": 2.5,
-                                       "nccl_busbw_min_gbps": None}
+                                       "nccl_busbw_min_gbps": None,
+                                       # ib_send_bw and ib_read_bw: ib_write_bw's until set (their own keys)
+                                       "send_bw_fraction": 0.9, "send_bw_min_gbps": 360.0,
+                                       "read_bw_fraction": 0.9, "read_bw_min_gbps": 360.0}
     assert A.thresholds({}, 200, link_type="Ethernet")["lat_max_us"] == 5.0
     assert A.thresholds(None, 200)["bw_min_gbps"] == 180.0  # azurehpc-health-checks' HDR floor
     assert A.thresholds(None, 400, "BM.GPU.H100.8")["nccl_busbw_min_gbps"] == 440.0
