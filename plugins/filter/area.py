@@ -20,16 +20,10 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, roce_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import health
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
 
-AREAS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm, "health": health,
-         "rails": rails, "fabric_test": fabric_test, "nic_firmware": nic_firmware}
+# every area object (areas/_registry)
+AREAS = _registry.modules()
 
 
 def _area(name, area):
@@ -76,7 +70,7 @@ def area_fleet(hostvars, area, hosts, options=None):
     """The area's comparison of the plans of the play's ``hosts`` (each host's ``__AREA`` var
     and its group_names, read once from ``hostvars``); ``options`` the plan's ``fleet``."""
     area_object = _area("area_fleet", area)
-    if not hasattr(area_object, "fleet"):
+    if not _registry.row(area).fleet:
         raise AnsibleFilterError("area_fleet: the %s area has no fleet check" % area)
     key, plans = "__%s" % area, []
     for host in hosts or []:

@@ -2,7 +2,7 @@
 # Copyright: rdma.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The roles' specs, built in Python from the roles' variables on the controller. An area
-object (module_utils/areas/: roce_qos, nccl_env, gpudirect) has its variables read from its role's argument spec,
+object (module_utils/areas/, listed in areas/_registry) has its variables read from its role's argument spec,
 checked as the role's argument validation checks them, and turned into its spec by the area
 (``__roce_qos_spec``). Each role var is one
 ``lookup('rdma.fabric.role_spec', NAME)`` (plugins/lookup/role_spec.py), so the role's tasks
@@ -32,14 +32,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as _gpudirect
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as _health_area
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as _opensm
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as _nccl_env
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails as _rails
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import fabric_test as _fabric_test
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware as _nic_firmware
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package, _rails_role
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
@@ -50,10 +43,9 @@ except ImportError:   # pragma: no cover - older ansible-core
     def to_bool(value):
         return _boolean(value, strict=False)
 
-# The area objects (module_utils/areas/): an area's spec is built from its role's argument spec.
-AREA_OBJECTS = {"roce_qos": _roce_qos, "nccl_env": _nccl_env, "gpudirect": _gpudirect, "opensm": _opensm,
-                "health": _health_area, "rails": _rails, "fabric_test": _fabric_test,
-                "nic_firmware": _nic_firmware}
+# The area objects (module_utils/areas/) whose spec is built from their role's argument spec
+# (areas/_registry: role_spec).
+AREA_OBJECTS = _registry.modules(role_spec=True)
 # What an area's spec takes from the controller besides the host's variables (what needs the
 # whole fleet's planner): area -> function(checked variables) -> keyword arguments of its spec.
 CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
@@ -211,17 +203,12 @@ def area_spec(area, get, render):
         raise AnsibleError(str(exc))
 
 
+def _builder(area):
+    return lambda get, render: area_spec(area, get, render)
+
+
 # the names lookup('rdma.fabric.role_spec', NAME) takes: name -> builder(get, render)
-SPECS = {
-    "roce_qos": lambda get, render: area_spec("roce_qos", get, render),
-    "health": lambda get, render: area_spec("health", get, render),
-    "nccl_env": lambda get, render: area_spec("nccl_env", get, render),
-    "gpudirect": lambda get, render: area_spec("gpudirect", get, render),
-    "opensm": lambda get, render: area_spec("opensm", get, render),
-    "rails": lambda get, render: area_spec("rails", get, render),
-    "fabric_test": lambda get, render: area_spec("fabric_test", get, render),
-    "nic_firmware": lambda get, render: area_spec("nic_firmware", get, render),
-}
+SPECS = dict((area, _builder(area)) for area in AREA_OBJECTS)
 
 
 def build(name, get, render):

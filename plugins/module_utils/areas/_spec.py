@@ -29,8 +29,6 @@ MODE = "0600"
 # galaxy.yml's version (a unit test keeps the two equal)
 COLLECTION_VERSION = "0.1.0"
 FORMAT = 1
-# the areas whose role leaves a spec (the drift check's node-planned areas, _drift_areas.NODE_AREAS)
-AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect", "nic_firmware")
 
 
 class SpecError(ValueError):

@@ -37,6 +37,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.resources import _kern
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.common._records import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
 
 NAME = "gpudirect"
 PREFIX = "gpudirect_"
@@ -364,3 +365,14 @@ def apply_requests(plan):
         out.append(dict(planned["node_files"]))
     out.append({"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]})
     return out
+
+
+def drift_requests(inputs, host):
+    """The drift check's requests on the node (``drift/_drift_areas``): what the read itself
+    shows (runtime ACS redirect on the GPU-NIC paths, the peer-memory module not loaded), then
+    the plan's module calls (the kernel arguments, the ACS boot unit and files), the calls the
+    role makes; a problem of the settings is a config record."""
+    if inputs.get("errors"):
+        return [{"records": config_records(host, NAME, inputs["errors"])}]
+    plan = inputs["plan"]
+    return [{"records": records(host, [("plan", plan)])}] + [dict(request, area=NAME) for request in plan["requests"]]

@@ -37,6 +37,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl
 from ansible_collections.rdma.fabric.plugins.module_utils.nccl import _nccl_consistency
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
 
 NAME = "nccl_env"
 PREFIX = "nccl_env_"
@@ -481,3 +482,14 @@ def apply_requests(plan):
         return []
     return [dict(request) for request in plan["requests"]] + [
         {"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]}]
+
+
+def drift_requests(inputs, host):
+    """The drift check's requests on the node (``drift/_drift_areas``): the plan's node_files
+    call (nccl.conf and the environment file with the text the node's topology gives today), the
+    call the role makes; none on a node without rails. A missing file is drift of every NCCL
+    variable it should hold; a problem of the settings or the plan is a config record."""
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+    if errors:
+        return [{"records": config_records(host, NAME, errors)}]
+    return [dict(request, area=NAME) for request in inputs["plan"]["requests"]]

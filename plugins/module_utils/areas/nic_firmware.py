@@ -32,6 +32,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import is_bdf, normalize_bdf, parse_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import MAX_PORTS, check_typed, wanted_text
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 
@@ -430,3 +431,15 @@ def fleet_records(firmware_by_host):
                 out.append(_record(host, device, "firmware.version",
                                    "%s (%d of %d %s NICs run it)" % (common, counts[common], len(nics), psid), version))
     return out
+
+
+def drift_requests(inputs, host):
+    """The drift check's requests on the node (``drift/_drift_areas``): the plan's mlxconfig
+    call, the call the role makes, judged with the firmware pins (``firmware.version``), a value
+    set and not yet current (``pending reset``) and one the firmware did not take as their own
+    records; a problem of the settings or the plan is a config record."""
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+    if errors:
+        return [{"records": config_records(host, NAME, errors)}]
+    plan = inputs["plan"]
+    return [dict(request, area=NAME, judge=judge(plan.get("versions"))) for request in plan["requests"]]

@@ -41,6 +41,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ibstat
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import normalize_guid
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_node import (  # noqa: F401
     BINARIES,
     FAMILIES,
@@ -55,7 +56,6 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_node imp
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_records import (  # noqa: F401
     CONFIG_FILES,
     HIDDEN,
-    NAME,
     conf_options,
     records)
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_settings import (  # noqa: F401
@@ -291,3 +291,18 @@ def plan(facts, spec):
     result["requests"] = [{"resource": "node_files", "name": "OpenSM files", "options": {"content": True},
                            "config": {"files": files, "units": units}}]
     return result
+
+
+def drift_requests(inputs, host):
+    """The drift check's requests on the node (``drift/_drift_areas``): the fabric's SMs as read
+    in the same call (one master, this SM in its role's state at its priority), then the plan's
+    node_files call (the files, opensm.conf key by key with its keys hidden, and the service), the
+    call the role makes; a problem of the settings or the plan is a config record."""
+    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
+    if errors:
+        return [{"records": config_records(host, NAME, errors)}]
+    plan = inputs["plan"]
+    if plan["ports_needed"]:
+        return [{"records": config_records(host, NAME, ["opensm: ibstat was not read: no port to bind to"])}]
+    judged = records(host, [("sm_info", {"sm": inputs.get("sm"), "expected": plan["sm_expected"]})])
+    return [{"records": judged}] + [dict(request, area=NAME) for request in plan["requests"]]

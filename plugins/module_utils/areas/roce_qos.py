@@ -35,6 +35,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError, check_name, sysfs_root
 from ansible_collections.rdma.fabric.plugins.module_utils.common._records import drift_records, module_objects
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
 
 NAME = "roce_qos"
 PREFIX = "roce_qos_"
@@ -548,3 +549,12 @@ def apply_requests(plan):
     node_files. What ``state_check`` with ``apply`` runs on a drifted node."""
     return [dict(request) for request in plan["requests"]] + [
         {"resource": "node_files", "name": "drift spec", "config": plan["drift_spec"]}]
+
+
+def drift_requests(inputs, host):
+    """The drift check's requests on the node (``drift/_drift_areas``): the plan's module calls
+    (mlnx_qos, dcqcn, the LLDP TLVs where lldpad runs, the boot applier), the calls the role
+    makes; a problem of the settings is a config record."""
+    if inputs.get("errors"):
+        return [{"records": config_records(host, NAME, inputs["errors"])}]
+    return [dict(request, area=NAME) for request in inputs["plan"]["requests"]]

@@ -78,3 +78,13 @@ def module_objects(result, key_fields=("interface", "rdma_device", "port")):
         strip = dict((k, v) for k, v in old.items() if k not in key_fields)
         out.append((name, keyed(dict((k, v) for k, v in (new or {}).items() if k not in key_fields)), keyed(strip)))
     return out
+
+
+def record(host, area, obj, setting, expected, actual):
+    """One record of the one shape."""
+    return {"host": host, "area": area, "object": obj, "setting": setting, "expected": expected, "actual": actual}
+
+
+def config_records(host, area, errors):
+    """A record per problem of an area's settings (``config``: expected ``valid``)."""
+    return [record(host, area, "", "config", "valid", error) for error in errors]

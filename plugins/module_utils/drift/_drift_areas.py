@@ -10,7 +10,8 @@ roles' own planners (``plan_inputs``: the ``plan`` of ``areas/roce_qos.py``, ``a
 ``areas/gpudirect.py``, ``areas/opensm.py``, ``areas/nic_firmware.py``), fills the slots, checks and
 judges, in the same call: one round trip per host.
 
-``AREAS[area](inputs, host)`` turns inputs into the resource checks ``state_check`` runs;
+``AREAS[area](inputs, host)`` (the area object's ``drift_requests``) turns inputs into the
+resource checks ``state_check`` runs;
 ``judge(host, requests, entries)`` turns their results into records.
 
 A request is a ``state_check`` resource (its records are the smallest settings that differ
@@ -22,87 +23,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect, nccl_env, roce_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware, opensm
-
-
-def record(host, area, obj, setting, expected, actual):
-    return {"host": host, "area": area, "object": obj, "setting": setting, "expected": expected, "actual": actual}
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
+# record: the one record shape (the drift check's callers build theirs with it)
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import record
 
 
 def host_record(host, actual, setting="check"):
     return {"host": host, "area": "host", "object": "", "setting": setting, "expected": "checked", "actual": actual}
 
 
-def _config_records(host, area, errors):
-    return [record(host, area, "", "config", "valid", error) for error in errors]
-
-
-def roce_qos_requests(inputs, host):
-    """The roce_qos area's plan's module calls (areas/roce_qos.py ``plan``: mlnx_qos, dcqcn, the
-    LLDP TLVs where lldpad runs, the boot applier), the calls the role makes."""
-    if inputs.get("errors"):
-        return [{"records": _config_records(host, "roce_qos", inputs["errors"])}]
-    return [dict(request, area="roce_qos") for request in inputs["plan"]["requests"]]
-
-
-def gpudirect_requests(inputs, host):
-    """The gpudirect area's plan (areas/gpudirect.py ``plan``): what the read itself shows
-    (runtime ACS redirect on the GPU-NIC paths, the peer-memory module not loaded), then its
-    module calls (the kernel arguments, the ACS boot unit and files), the calls the role makes."""
-    if inputs.get("errors"):
-        return [{"records": _config_records(host, "gpudirect", inputs["errors"])}]
-    plan = inputs["plan"]
-    return [{"records": gpudirect.records(host, [("plan", plan)])}] + \
-        [dict(request, area="gpudirect") for request in plan["requests"]]
-
-
-def nccl_env_requests(inputs, host):
-    """The nccl_env area's plan's node_files call (areas/nccl_env.py ``plan``: nccl.conf and the
-    environment file with the text the node's topology gives today), the call the role makes; none
-    on a node without rails. A missing file is drift of every NCCL variable it should hold."""
-    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
-    if errors:
-        return [{"records": _config_records(host, "nccl_env", errors)}]
-    return [dict(request, area="nccl_env") for request in inputs["plan"]["requests"]]
-
-
-def opensm_requests(inputs, host):
-    """The opensm area's plan (areas/opensm.py ``plan``): the fabric's SMs as read in the same call
-    (one master, this SM in its role's state at its priority), then its node_files call (the
-    files, opensm.conf key by key with its keys hidden, and the service), the call the role makes."""
-    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
-    if errors:
-        return [{"records": _config_records(host, "opensm", errors)}]
-    plan = inputs["plan"]
-    if plan["ports_needed"]:
-        return [{"records": _config_records(host, "opensm", ["opensm: ibstat was not read: no port to bind to"])}]
-    judged = opensm.records(host, [("sm_info", {"sm": inputs.get("sm"), "expected": plan["sm_expected"]})])
-    return [{"records": judged}] + [dict(request, area="opensm") for request in plan["requests"]]
-
-
-def nic_firmware_requests(inputs, host):
-    """The nic_firmware area's plan (areas/nic_firmware.py ``plan``): its mlxconfig call, the call
-    the role makes, judged with the firmware pins (``firmware.version``), a value set and not
-    yet current (``pending reset``) and one the firmware did not take as their own records."""
-    errors = list(inputs.get("errors") or []) + list((inputs.get("plan") or {}).get("errors") or [])
-    if errors:
-        return [{"records": _config_records(host, "nic_firmware", errors)}]
-    plan = inputs["plan"]
-    return [dict(request, area="nic_firmware", judge=nic_firmware.judge(plan.get("versions")))
-            for request in plan["requests"]]
-
-
-AREAS = {"roce_qos": roce_qos_requests, "gpudirect": gpudirect_requests, "nccl_env": nccl_env_requests,
-         "opensm": opensm_requests, "nic_firmware": nic_firmware_requests}
-
-# The area objects (module_utils/areas/): their records name what their role's verify names.
-AREA_OBJECTS = {"roce_qos": roce_qos, "nccl_env": nccl_env, "gpudirect": gpudirect, "opensm": opensm,
-                "nic_firmware": nic_firmware}
-
-# The areas state_check plans on the node from a spec; each declares the facts it reads
-# (``FACTS``: key, reader, arguments) and which of them its plan takes (``PLAN_FACTS``).
-NODE_AREAS = ("opensm", "roce_qos", "nccl_env", "gpudirect", "nic_firmware")
+# The areas state_check plans on the node from a spec (areas/_registry: planned on the node), in
+# the registry's order; each declares the facts it reads (``FACTS``: key, reader, arguments) and
+# which of them its plan takes (``PLAN_FACTS``), and turns its inputs into requests
+# (``drift_requests(inputs, host)``).
+NODE_AREAS = _registry.names(planned=_registry.NODE)
+# The area objects: their records name what their role's verify names.
+AREA_OBJECTS = _registry.modules(planned=_registry.NODE)
+AREAS = dict((name, area.drift_requests) for name, area in AREA_OBJECTS.items())
 
 
 def _arguments(arguments, settings):

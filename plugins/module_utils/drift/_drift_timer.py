@@ -86,13 +86,20 @@ def check_module():
     return CheckModule()
 
 
+def timer_areas():
+    """The areas this check reads a spec of (areas/_registry: ``timer``), in the registry's order."""
+    _provide_convert_bool()     # the area objects import it
+    from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
+    return _registry.names(timer=True)
+
+
 def read_specs(spec_dir):
     """``(specs, versions, errors)`` of the spec files in ``spec_dir``: ``{area: spec}``,
     ``{area: (spec_version, collection_version)}``, ``{area: why}`` for a file that is there but
     cannot be used (a symlink, unreadable, garbled, too large). No file: the area's role did
     not run here (no series)."""
     specs, versions, errors = {}, {}, {}
-    for area in _spec.AREAS:
+    for area in timer_areas():
         path = _spec.path(area, spec_dir)
         try:
             text = _fileio.read_text(path, SPEC_READ_MAX, what="drift spec")

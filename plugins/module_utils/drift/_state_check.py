@@ -16,6 +16,7 @@ import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import apply_resource, check_resource
 
@@ -414,10 +415,11 @@ def check_areas(module, host, specs, facts, facts_errors):
     return _check_areas(module, host, specs, facts, facts_errors)[0]
 
 
-# The areas ``apply`` converges: their roles' module calls are all resources on the engine.
+# The areas ``apply`` converges (areas/_registry: applied): their roles' module calls are all
+# resources on the engine.
 # opensm (service restarts, the HA order of the SMs) and nic_firmware (resets, reboots) stay
 # with their roles: with ``apply`` they are checked only.
-APPLIED_AREAS = ("roce_qos", "nccl_env", "gpudirect")
+APPLIED_AREAS = _registry.names(applied=True)
 
 
 def _plan_errors(inputs):

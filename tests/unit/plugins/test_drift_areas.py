@@ -22,7 +22,7 @@ def test_opensm_live_state_one_master_intended_state_and_priority():
     sm = {"master_count": 2, "sm_ports": [
         {"guid": GUID, "state": "standby", "priority": 13},
         {"guid": "0x0000000000100003", "state": "master", "priority": 15}]}
-    judged, request = A.opensm_requests(opensm_inputs(sm), "sm1")
+    judged, request = A.AREAS["opensm"](opensm_inputs(sm), "sm1")
     assert [(r["object"], r["setting"], r["expected"], r["actual"]) for r in judged["records"]] == [
         ("subnet", "masters", 1, 2), (GUID, "state", "master", "standby"), (GUID, "priority", 14, 13)]
     assert request["resource"] == "node_files" and request["options"] == {"content": True}
@@ -30,7 +30,7 @@ def test_opensm_live_state_one_master_intended_state_and_priority():
 
 
 def test_opensm_conf_key_by_key_and_the_key_never_printed():
-    judged, request = A.opensm_requests(opensm_inputs({"master_count": 1, "sm_ports": [
+    judged, request = A.AREAS["opensm"](opensm_inputs({"master_count": 1, "sm_ports": [
         {"guid": GUID, "state": "master", "priority": 14}]}), "sm1")
     assert judged["records"] == []
     edited = CONF.replace("sm_priority 14", "sm_priority 15").replace("c0ffee01", "00000001")
@@ -59,7 +59,7 @@ def test_gpudirect_kernel_arguments_are_judged_by_the_area_object():
 
 
 def test_config_errors_are_records_not_silence():
-    records = A.roce_qos_requests({"errors": ["roce_qos_lossless_priority=9: priority must be 0-7"]}, "h")
+    records = A.AREAS["roce_qos"]({"errors": ["roce_qos_lossless_priority=9: priority must be 0-7"]}, "h")
     assert records == [{"records": [A.record("h", "roce_qos", "", "config", "valid",
                                              "roce_qos_lossless_priority=9: priority must be 0-7")]}]
 

@@ -179,7 +179,7 @@ def test_opensm_planned_on_the_node_family_port_and_slots_filled():
     assert files["/etc/default/opensm"]["content"].endswith('PORTS="0x0000000000100001"\n')
     assert "ExecStart=\nExecStart=/usr/sbin/opensm" in files["/etc/systemd/system/opensm@.service.d/10-rdma-fabric.conf"]["content"]
     assert plan["units"] == [{"name": "opensm.service", "enabled": True, "active": True}]
-    judged, request = A.opensm_requests(inputs, "sm1")
+    judged, request = A.AREAS["opensm"](inputs, "sm1")
     assert judged["records"] == [] and request["resource"] == "node_files"
 
 
