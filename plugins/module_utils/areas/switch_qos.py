@@ -87,8 +87,8 @@ def _int(errors, name, value, low=None, high=None):
             errors.append("%s=%r: expected an integer" % (name, value))
             return None
     if (low is not None and value < low) or (high is not None and value > high):
-        errors.append("%s=%r: out of range %s-%s" % (name, value, low if low is not None else "",
-                                                      high if high is not None else ""))
+        bounds = (low if low is not None else "", high if high is not None else "")
+        errors.append("%s=%r: out of range %s-%s" % ((name, value) + bounds))
         return None
     return value
 

@@ -120,8 +120,8 @@ def running_records(switch, os_name, running, intent):
         pfc = ((running.get("PORT_QOS_MAP") or {}).get(port["name"]) or {}).get("pfc_enable")
         if pfc is not None and sorted(int(p) for p in pfc.split(",") if p.strip().isdigit()) != intent["pfc_priorities"]:
             found.append((port["name"], "pfc_enable", _prios(intent["pfc_priorities"]),
-                          "PORT_QOS_MAP|%s pfc_enable=%s (host %s %s)" % (port["name"], pfc, port.get("host"),
-                                                                         port.get("host_interface"))))
+                          "PORT_QOS_MAP|%s pfc_enable=%s (host %s %s)"
+                          % (port["name"], pfc, port.get("host"), port.get("host_interface"))))
     return _area.records(switch, found)
 
 

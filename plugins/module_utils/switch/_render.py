@@ -104,8 +104,8 @@ def render_dell_sonic(intent):
          "args": {"config": {"counter_poll": True, "poll_interval": wd.get("poll_ms", 100)}, "state": "merged"}},
         # buffer init goes through the collection's edit_config_reboot: the switch reboots (applied
         # only with switch_qos_allow_reboot; like sonic_roce, which is never used)
-        {"module": "dellemc.enterprise_sonic.sonic_qos_buffer", "args": {"config": {"buffer_init": True},
-                                                                          "state": "merged"}, "reboots": True},
+        {"module": "dellemc.enterprise_sonic.sonic_qos_buffer",
+         "args": {"config": {"buffer_init": True}, "state": "merged"}, "reboots": True},
         {"module": "dellemc.enterprise_sonic.sonic_qos_interfaces", "args": {"config": interfaces,
                                                                              "state": "merged"}},
         {"module": "dellemc.enterprise_sonic.sonic_dcbx", "args": {"config": dcbx, "state": "merged"}},
@@ -137,8 +137,8 @@ def check_dell_sonic(rendered):
         _range(out, name + ".drop_probability", green["drop_probability"], DELL_LIMITS["drop_probability"],
                doc % "sonic_qos_wred")
         if ok and green["max_threshold"] < green["min_threshold"]:
-            out.append("%s.max_threshold=%d is below min_threshold=%d" % (name, green["max_threshold"],
-                                                                         green["min_threshold"]))
+            out.append("%s.max_threshold=%d is below min_threshold=%d"
+                       % (name, green["max_threshold"], green["min_threshold"]))
     for policy in args.get("sonic_qos_scheduler") or []:
         for entry in policy["schedulers"]:
             _range(out, "sonic_qos_scheduler %s sequence" % policy["name"], entry["sequence"], DELL_LIMITS["sequence"],
@@ -235,8 +235,8 @@ def check_eos(rendered):
             _range(out, name + " max_probability", threshold["max_probability"], (1, 100),
                    "pyavd eos_cli_config_gen schema")
             if ok and threshold["max"] < threshold["min"]:
-                out.append("%s: maximum-threshold %d below minimum-threshold %d" % (name, threshold["max"],
-                                                                                   threshold["min"]))
+                out.append("%s: maximum-threshold %d below minimum-threshold %d"
+                           % (name, threshold["max"], threshold["min"]))
     return out
 
 
@@ -456,8 +456,8 @@ def nvue_differences(intent):
     for port in intent["ports"][:1]:
         ecn = port["ecn"]
         if ecn["min_kb"] * 1000 != NVUE_ROCE_DEFAULTS["min_bytes"] or ecn["max_kb"] * 1000 != NVUE_ROCE_DEFAULTS["max_bytes"]:
-            out.append(("ecn thresholds", "%d/%d bytes at %d Gb/s" % (ecn["min_kb"] * 1000, ecn["max_kb"] * 1000,
-                                                                    port["speed"]),
+            ours = "%d/%d bytes at %d Gb/s" % (ecn["min_kb"] * 1000, ecn["max_kb"] * 1000, port["speed"])
+            out.append(("ecn thresholds", ours,
                         "150000/1501500 bytes", "the seed's 200 KB / 2,000 KB at 100 Gb/s, scaled by the "
                         "bandwidth-delay product to the port's speed; NVIDIA's pair is one value for every speed"))
     out.append(("ecn traffic classes", ",".join(str(p) for p in intent["pfc_priorities"]), "0,3",
