@@ -112,15 +112,20 @@ SIDES = ("client", "server")
 
 # the threshold keys, each once: {key: {"type": "fraction"|"floor"|"ceiling", "unit", "kinds"}};
 # nccl-tests' bus bandwidth (GB/s, the nccl_test module's figure) is the one key of no perftest kind
-THRESHOLD_KEYS = {"nccl_busbw_min_gbps": {"type": "floor", "unit": "GB/s", "kinds": ()}}
-for _row in ROWS:
-    if _row["fraction"]:
-        THRESHOLD_KEYS.setdefault(_row["fraction"], {"type": "fraction", "unit": "", "kinds": ()})
-    THRESHOLD_KEYS.setdefault(_row["limit"], {"type": "floor" if _row["better"] == "higher" else "ceiling",
-                                              "unit": _row["unit"], "kinds": ()})
-    for _key in (_row["fraction"], _row["limit"]):
-        if _key:
-            THRESHOLD_KEYS[_key]["kinds"] += (_row["name"],)
+def _threshold_keys(rows):
+    keys = {"nccl_busbw_min_gbps": {"type": "floor", "unit": "GB/s", "kinds": ()}}
+    for item in rows:
+        if item["fraction"]:
+            keys.setdefault(item["fraction"], {"type": "fraction", "unit": "", "kinds": ()})
+        keys.setdefault(item["limit"], {"type": "floor" if item["better"] == "higher" else "ceiling",
+                                        "unit": item["unit"], "kinds": ()})
+        for key in (item["fraction"], item["limit"]):
+            if key:
+                keys[key]["kinds"] += (item["name"],)
+    return keys
+
+
+THRESHOLD_KEYS = _threshold_keys(ROWS)
 # the keys one layer may set, in a fixed order (the kinds' order, then NCCL)
 LAYER_KEYS = tuple(key for row in ROWS for key in (row["fraction"], row["limit"]) if key) + ("nccl_busbw_min_gbps",)
 # the keys of the loopback layer: those of the kinds with a loopback variant
