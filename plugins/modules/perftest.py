@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: perftest
-short_description: Run perftest pair tests (ib_write_bw, ib_write_lat) between two nodes, rail by rail
+short_description: Run perftest pair tests (ib_write_bw, ib_write_lat and the other check kinds) between two nodes, rail by rail
 version_added: 0.1.0
 author: rdma.fabric contributors (@rdma-fabric)
 extends_documentation_fragment: [rdma.fabric.attributes]
@@ -157,8 +157,8 @@ options:
     description:
       - Extra perftest arguments appended to every command, one word per item (no blanks or shell syntax).
       - Checked against perftest's own option table - an option perftest does not have, an option without its
-        argument, one that C(ib_write_bw) or C(ib_write_lat) refuses (C(-b) or C(-N) with V(lat), C(-C) with V(bw)),
-        one the module sets itself (C(-d), C(-i), C(-p), C(-s), C(-q), C(-D), C(-x), C(-F), C(--report_gbits),
+        argument, one that the tool of a kind of O(kinds) refuses (C(-b) or C(-N) with V(lat), C(-C) with V(bw),
+        C(-o) with a write or send kind), one the module sets itself (C(-d), C(-i), C(-p), C(-s), C(-q), C(-D), C(-x), C(-F), C(--report_gbits),
         C(--use_cuda), C(--use_cuda_dmabuf), C(--bind_source_ip); perftest refuses an option given twice) or a word
         that is no option (the server's address is O(tests[].peer)) is refused, naming C(extra_args[i]).
     type: list
