@@ -412,9 +412,16 @@ NVUE_ROCE_DEFAULTS = {"min_bytes": 150000, "max_bytes": 1501500, "probability": 
 NVUE_WATCHDOG_POLL = (100, 5000)     # nv set qos pfc-watchdog polling-interval (ms)
 
 
+def nvue_ecn_profile(speed):
+    """The congestion-control profile of a port speed (Cumulus Linux 5.4+ per-interface profiles)."""
+    return "rdma-fabric-%dg" % speed
+
+
 def render_cumulus(intent):
-    """``nv set`` lines for the intent (then ``nv config apply``). Cumulus applies QoS per
-    profile; the default-global profiles hold the intent and every listed port uses them."""
+    """``nv set`` lines for the intent (then ``nv config apply``). The default-global mapping,
+    PFC and egress-scheduler profiles hold the intent; ECN has one congestion-control profile
+    per port speed (``nv set interface swpN qos congestion-control profile ...``), since the
+    thresholds scale with the speed."""
     lines = ["nv set qos mapping default-global trust l3"]
     for dscp, tc in sorted(intent["dscp_to_tc"].items()):
         lines.append("nv set qos mapping default-global dscp %d switch-priority %d" % (dscp, tc))
@@ -422,17 +429,14 @@ def render_cumulus(intent):
     lines.append("nv set qos pfc default-global tx enable")
     lines.append("nv set qos pfc default-global rx enable")
     lines.append("nv set qos pfc default-global cable-length %d" % intent["cable_length_m"])
-    ecn = intent["ports"][0]["ecn"] if intent["ports"] else None
-    speeds = sorted(set(p["speed"] for p in intent["ports"]))
-    for tc in intent["pfc_priorities"]:
-        if ecn:
-            lines += ["nv set qos congestion-control default-global traffic-class %d ecn enable" % tc,
-                      "nv set qos congestion-control default-global traffic-class %d min-threshold %d"
-                      % (tc, ecn["min_kb"] * 1000),
-                      "nv set qos congestion-control default-global traffic-class %d max-threshold %d"
-                      % (tc, ecn["max_kb"] * 1000),
-                      "nv set qos congestion-control default-global traffic-class %d probability %d"
-                      % (tc, ecn["probability"])]
+    for speed in sorted(set(p["speed"] for p in intent["ports"])):
+        ecn = [p["ecn"] for p in intent["ports"] if p["speed"] == speed][0]
+        profile = nvue_ecn_profile(speed)
+        for tc in intent["pfc_priorities"]:
+            prefix = "nv set qos congestion-control %s traffic-class %d" % (profile, tc)
+            lines += ["%s ecn enable" % prefix, "%s min-threshold %d" % (prefix, ecn["min_kb"] * 1000),
+                      "%s max-threshold %d" % (prefix, ecn["max_kb"] * 1000),
+                      "%s probability %d" % (prefix, ecn["probability"])]
     for entry in intent["scheduler"]:
         if entry["type"] == "strict":
             lines.append("nv set qos egress-scheduler default-global traffic-class %d mode strict" % entry["tc"])
@@ -443,9 +447,9 @@ def render_cumulus(intent):
     lines.append("nv set qos pfc-watchdog polling-interval %d" % intent["watchdog"].get("poll_ms", 100))
     for port in intent["ports"]:
         lines.append("nv set interface %s link mtu %d" % (port["name"], intent["mtu"]))
+        lines.append("nv set interface %s qos congestion-control profile %s" % (port["name"],
+                                                                              nvue_ecn_profile(port["speed"])))
         lines.append("nv set interface %s qos pfc-watchdog" % port["name"])
-    if len(speeds) > 1:
-        lines.append("# ports of several speeds share default-global's ECN thresholds (those of %d Gb/s)" % speeds[0])
     return lines
 
 
@@ -476,10 +480,10 @@ def check_cumulus(lines):
     out = []
     thresholds = {}
     for line in lines:
-        found = re.match(r"nv set qos congestion-control default-global traffic-class (\d+) "
+        found = re.match(r"nv set qos congestion-control (\S+) traffic-class (\d+) "
                          r"(min-threshold|max-threshold|probability) (-?\d+)\Z", line)
         if found:
-            tc, what, value = int(found.group(1)), found.group(2), int(found.group(3))
+            tc, what, value = (found.group(1), int(found.group(2))), found.group(3), int(found.group(4))
             thresholds.setdefault(tc, {})[what] = value
             if what == "probability" and not 1 <= value <= 100:
                 out.append("%r: probability is 1-100 (NVUE)" % line)
@@ -492,10 +496,10 @@ def check_cumulus(lines):
                          r"switch-priority) ([\d,-]+)\Z", line)
         if found and any(not p.isdigit() or int(p) > 7 for p in found.group(1).split(",")):
             out.append("%r: switch priorities are 0-7 (NVUE)" % line)
-    for tc, values in sorted(thresholds.items()):
+    for (profile, tc), values in sorted(thresholds.items()):
         if values.get("max-threshold", 1) < values.get("min-threshold", 0):
-            out.append("traffic-class %d: max-threshold %d below min-threshold %d (NVUE)"
-                       % (tc, values["max-threshold"], values["min-threshold"]))
+            out.append("%s traffic-class %d: max-threshold %d below min-threshold %d (NVUE)"
+                       % (profile, tc, values["max-threshold"], values["min-threshold"]))
     return out
 
 

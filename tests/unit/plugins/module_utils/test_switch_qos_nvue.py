@@ -27,16 +27,28 @@ def test_the_lines_match_the_intent():
     for dscp, tc in intent["dscp_to_tc"].items():
         assert "nv set qos mapping default-global dscp %d switch-priority %d" % (dscp, tc) in lines
     assert "nv set qos pfc default-global switch-priority 3" in lines
-    assert "nv set qos congestion-control default-global traffic-class 3 min-threshold 200000" in lines
-    assert "nv set qos congestion-control default-global traffic-class 3 max-threshold 2000000" in lines
-    assert "nv set qos congestion-control default-global traffic-class 3 probability 100" in lines
-    assert "nv set qos congestion-control default-global traffic-class 3 ecn enable" in lines
+    assert "nv set qos congestion-control rdma-fabric-100g traffic-class 3 min-threshold 200000" in lines
+    assert "nv set qos congestion-control rdma-fabric-100g traffic-class 3 max-threshold 2000000" in lines
+    assert "nv set qos congestion-control rdma-fabric-100g traffic-class 3 probability 100" in lines
+    assert "nv set qos congestion-control rdma-fabric-100g traffic-class 3 ecn enable" in lines
     assert "nv set qos egress-scheduler default-global traffic-class 6 mode strict" in lines
     assert "nv set qos egress-scheduler default-global traffic-class 3 bw-percent 50" in lines
     assert "nv set qos pfc default-global cable-length 40" in lines
     assert "nv set interface swp1 link mtu 9216" in lines
+    assert "nv set interface swp1 qos congestion-control profile rdma-fabric-100g" in lines
     # ECN only on the lossless class: no congestion-control line for another TC
-    assert not [line for line in lines if "congestion-control" in line and "traffic-class 3 " not in line]
+    assert not [line for line in lines if line.startswith("nv set qos congestion-control") and "traffic-class 3 " not in line]
+    assert _render.check_cumulus(lines) == []
+
+
+def test_each_port_speed_has_its_own_ecn_profile():
+    ports = [{"name": "swp1", "speed": 400, "host": "lab-hgx-01", "host_interface": "eth0"},
+             {"name": "swp2", "speed": 100, "host": "lab-hgx-01", "host_interface": "eth1"}]
+    lines = switch_qos.plan(leaf("cumulus", ports=ports), "leaf-cumulus")["rendered"]
+    assert "nv set qos congestion-control rdma-fabric-400g traffic-class 3 min-threshold 800000" in lines
+    assert "nv set qos congestion-control rdma-fabric-100g traffic-class 3 min-threshold 200000" in lines
+    assert "nv set interface swp1 qos congestion-control profile rdma-fabric-400g" in lines
+    assert "nv set interface swp2 qos congestion-control profile rdma-fabric-100g" in lines
     assert _render.check_cumulus(lines) == []
 
 
@@ -53,8 +65,8 @@ def test_each_difference_from_nvidia_defaults_is_explained():
 
 
 @pytest.mark.parametrize("line,needle", [
-    ("nv set qos congestion-control default-global traffic-class 3 min-threshold 0", "a threshold of 0 bytes"),
-    ("nv set qos congestion-control default-global traffic-class 3 probability 0", "probability is 1-100"),
+    ("nv set qos congestion-control rdma-fabric-100g traffic-class 3 min-threshold 0", "a threshold of 0 bytes"),
+    ("nv set qos congestion-control rdma-fabric-100g traffic-class 3 probability 0", "probability is 1-100"),
     ("nv set qos pfc-watchdog polling-interval 50", "the polling interval is 100-5000 ms"),
     ("nv set qos pfc default-global switch-priority 8", "switch priorities are 0-7"),
 ])
@@ -65,5 +77,5 @@ def test_nvue_refusals(line, needle):
 
 def test_max_below_min_is_refused():
     lines = [line for line in _plan()["rendered"] if "max-threshold" not in line]
-    lines.append("nv set qos congestion-control default-global traffic-class 3 max-threshold 1000")
-    assert _render.check_cumulus(lines) == ["traffic-class 3: max-threshold 1000 below min-threshold 200000 (NVUE)"]
+    lines.append("nv set qos congestion-control rdma-fabric-100g traffic-class 3 max-threshold 1000")
+    assert _render.check_cumulus(lines) == ["rdma-fabric-100g traffic-class 3: max-threshold 1000 below min-threshold 200000 (NVUE)"]
