@@ -269,6 +269,7 @@ YANG = {
                     "comma-separated; map fields are leafrefs to the map tables)",
     "dscp_to_tc": "sonic-yang-models yang-models/sonic-dscp-tc-map.yang (DSCP 0-63, TC 0-15)",
     "tc_to_pg": "sonic-yang-models yang-models/sonic-tc-priority-group-map.yang (TC 0-15, PG 0-7)",
+    "pfc_to_pg": "sonic-yang-models yang-models/sonic-pfc-priority-priority-group-map.yang (priority 0-7, PG 0-7)",
     "tc_to_queue": "sonic-yang-models yang-models/sonic-tc-queue-map.yang (TC 0-15, queue 0-7)",
     "queue": "sonic-yang-models yang-models/sonic-queue.yang (QUEUE|port|q wred_profile: leafref to WRED_PROFILE)",
     "scheduler": "sonic-yang-models yang-models/sonic-scheduler.yang (type DWRR|WRR|STRICT, weight 1-100)",
@@ -291,8 +292,10 @@ def render_sonic(intent):
         "TC_TO_PRIORITY_GROUP_MAP": {MAP: dict((str(tc), str(_pg_of(tc, intent))) for tc in range(8))},
         "TC_TO_QUEUE_MAP": {MAP: dict((str(tc), str(tc)) for tc in range(8))},
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: dict((str(p), str(p)) for p in range(8))},
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {MAP: dict((str(p), str(p)) for p in pfc)},
         "PORT_QOS_MAP": dict((name, {"dscp_to_tc_map": MAP, "tc_to_pg_map": MAP, "tc_to_queue_map": MAP,
-                                     "pfc_to_queue_map": MAP, "pfc_enable": ",".join(str(p) for p in pfc),
+                                     "pfc_to_queue_map": MAP, "pfc_to_pg_map": MAP,
+                                     "pfc_enable": ",".join(str(p) for p in pfc),
                                      "pfcwd_sw_enable": ",".join(str(p) for p in pfc)}) for name in ports),
         "WRED_PROFILE": {},
         "QUEUE": {},
@@ -341,12 +344,17 @@ def check_sonic(db):
         for tc, pg in table.items():
             need(_num(tc) is not None and _num(tc) <= 15 and _num(pg) is not None and _num(pg) <= 7,
                  "TC_TO_PRIORITY_GROUP_MAP|%s: %s -> %r" % (name, tc, pg), "tc_to_pg")
+    for name, table in (db.get("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP") or {}).items():
+        for prio, pg in table.items():
+            need(_num(prio) is not None and _num(prio) <= 7 and _num(pg) is not None and _num(pg) <= 7,
+                 "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP|%s: %s -> %r" % (name, prio, pg), "pfc_to_pg")
     for name, table in (db.get("TC_TO_QUEUE_MAP") or {}).items():
         for tc, queue in table.items():
             need(_num(tc) is not None and _num(tc) <= 15 and _num(queue) is not None and _num(queue) <= 7,
                  "TC_TO_QUEUE_MAP|%s: %s -> %r" % (name, tc, queue), "tc_to_queue")
     refs = {"dscp_to_tc_map": "DSCP_TO_TC_MAP", "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
-            "tc_to_queue_map": "TC_TO_QUEUE_MAP", "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE"}
+            "tc_to_queue_map": "TC_TO_QUEUE_MAP", "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE",
+            "pfc_to_pg_map": "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"}
     for port, entry in (db.get("PORT_QOS_MAP") or {}).items():
         for field, table in refs.items():
             if field in entry:

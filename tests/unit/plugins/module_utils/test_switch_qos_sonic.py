@@ -43,6 +43,8 @@ def test_config_db_passes_the_yang_checks(plan):
     assert db["WRED_PROFILE"]["RDMA_FABRIC_ECN_100G"]["green_max_threshold"] == "2000000"
     assert db["PFC_WD"]["Ethernet0"] == {"action": "drop", "detection_time": "200", "restoration_time": "200"}
     assert db["TC_TO_PRIORITY_GROUP_MAP"]["RDMA_FABRIC"]["3"] == "3"
+    assert db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMA_FABRIC"] == {"3": "3"}
+    assert db["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"] == "RDMA_FABRIC"
     assert db["CABLE_LENGTH"]["AZURE"]["Ethernet0"] == "40m"
 
 
@@ -55,6 +57,9 @@ def test_config_db_passes_the_yang_checks(plan):
     (lambda db: db["PORT_QOS_MAP"]["Ethernet0"].update(dscp_to_tc_map="NOPE"),
      "dscp_to_tc_map='NOPE': no such DSCP_TO_TC_MAP (sonic-yang-models yang-models/sonic-port-qos-map.yang"),
     (lambda db: db["PORT_QOS_MAP"]["Ethernet0"].update(pfc_enable="3,8"), "pfc_enable='3,8'"),
+    (lambda db: db["PORT_QOS_MAP"]["Ethernet0"].update(pfc_to_pg_map="AZURE"),
+     "pfc_to_pg_map='AZURE': no such PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"),
+    (lambda db: db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMA_FABRIC"].update({"3": "9"}), "3 -> '9'"),
     (lambda db: db["PFC_WD"]["Ethernet0"].update(detection_time="50"),
      "PFC_WD|Ethernet0 detection_time='50' (sonic-yang-models yang-models/sonic-pfcwd.yang"),
     (lambda db: db["PFC_WD"]["Ethernet0"].update(restoration_time="70000"), "restoration_time='70000'"),
