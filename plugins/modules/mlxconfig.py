@@ -72,6 +72,22 @@ options:
         the version and PSID in RV(firmware). A failure to read is reported there, not as a module failure.
     type: bool
     default: false
+  firmware_updates:
+    description:
+      - Also ask the firmware manager which firmware is available for each device - C(mlxfwmanager --query)
+        (NVIDIA MFT), else mstflint's C(mstfwmanager), else C(mlxup) - and return the current and available
+        FW versions per device in RV(firmware_updates). Reads only, in check mode too; a failure to read is
+        reported there, not as a module failure.
+    type: bool
+    default: false
+  firmware_updates_online:
+    description:
+      - With O(firmware_updates), ask NVIDIA's server (C(--online), as C(mlxup) does by default) instead of
+        the images the tool carries; the node needs the network. The release notes the server sends come
+        back per device.
+      - Only with O(state=merged) or O(state=gathered) (the states that read the host).
+    type: bool
+    default: false
   boot_record:
     description:
       - Where the boot id of each pending value's set is kept (JSON, written atomically, only when it
@@ -164,6 +180,17 @@ firmware:
   returned: when O(firmware) is true
   type: dict
   sample: {"mlx5_0": {"fw_version": "28.39.1002", "psid": "MT_0000000838"}}
+firmware_updates:
+  description:
+    - The firmware manager's answer - C(tool), C(argv) and per device found (C(devices)) C(pci_device_name),
+      C(psid), C(part_number), C(description), C(fw_current), C(fw_available), C(update) (true when an
+      available version differs from the current one, null when none is available for the PSID), C(status),
+      C(release_notes) - or C(error) naming the command and why.
+  returned: when O(firmware_updates) is true
+  type: dict
+  sample: {"tool": "/usr/bin/mlxfwmanager", "argv": ["/usr/bin/mlxfwmanager", "--query"], "devices": [
+           {"pci_device_name": "/dev/mst/mt4123_pciconf0", "psid": "MT_0000000223", "fw_current": "20.31.1014",
+            "fw_available": "20.35.1012", "update": true, "status": "Update required"}]}
 gathered:
   description: The values read, same shape as RV(before).
   returned: when state is gathered
@@ -183,6 +210,7 @@ parsed:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _mlxfw
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._nvconfig import DEFAULT_BOOT_RECORD, MlxconfigResource
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import run_resource
 
@@ -197,9 +225,22 @@ def argument_spec():
             params=dict(type="raw"),
         )),
         firmware=dict(type="bool", default=False),
+        firmware_updates=dict(type="bool", default=False),
+        firmware_updates_online=dict(type="bool", default=False),
         boot_record=dict(type="str", default=DEFAULT_BOOT_RECORD),
         running_config=dict(type="str"),
     )
+
+
+class _WithUpdates(MlxconfigResource):
+    """The resource, with the firmware manager's query in its result (O(firmware_updates))."""
+
+    def extra_result(self):
+        result = MlxconfigResource.extra_result(self)
+        params = self.module.params
+        if params["firmware_updates"] and params["state"] in ("merged", "gathered"):
+            result["firmware_updates"] = _mlxfw.read_updates(self.module, params["firmware_updates_online"])
+        return result
 
 
 def main():
@@ -213,7 +254,7 @@ def main():
     record = params["boot_record"]
     if record and (not record.startswith("/") or ".." in record.split("/") or "\x00" in record):
         module.fail_json(msg="boot_record=%r: expected an absolute path without '..' (or empty for none)" % record)
-    resource = MlxconfigResource(module, firmware=params["firmware"], boot_record=params["boot_record"] or None)
+    resource = _WithUpdates(module, firmware=params["firmware"], boot_record=params["boot_record"] or None)
     run_resource(module, resource, params["state"], params["config"], params["running_config"])
 
 

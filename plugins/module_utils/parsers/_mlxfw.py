@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read what ``flint -d DEV query`` (``mstflint -d DEV q``, ``q full``) and
 ``mlxfwmanager --query`` (``mstfwmanager``, ``mlxup --query``, which share the printing code)
-print. Pure: no I/O.
+print. Pure but for ``read_updates``, the reader that runs the firmware manager.
 
 Followed (read, not copied): Mellanox/mstflint at HEAD b9d9e84 (4.36, May 2026):
 
@@ -42,6 +42,10 @@ Values are the text as printed; ``N/A`` becomes None for GUIDs, MACs, VSDs and v
 neither tool prints raises ``ValueError`` naming it; text with none of their lines, or only
 ``-E-`` lines, raises ``ValueError`` (never an empty result).
 
+``read_updates(module, online)`` is the one reader: it runs the first of mlxfwmanager, mstfwmanager
+and mlxup found with ``--query`` (``--online``: the versions NVIDIA's server offers) and reads it; the
+mlxconfig module returns it as ``firmware_updates``.
+
 Samples: tests/unit/fixtures/samples/flint.txt and mlxfwmanager.txt, pinned by tests/unit/test_corpus.py;
 the grammar tests are test_grammar_mlxfw.py.
 """
@@ -51,6 +55,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils.common._common import run_tool
 
 try:  # Python 2: str and unicode
     _TEXT = (str, unicode)  # noqa: F821 pylint: disable=undefined-variable
@@ -252,3 +258,51 @@ def parse_mlxfwmanager_query(text):
         if device["device_type"] is None and device["psid"] is None and not device["versions"]:
             raise ValueError("mlxfwmanager: device #%s has no fields" % device["index"])
     return devices
+
+
+# The tools that print the query above, in the order they are looked for: NVIDIA MFT's
+# mlxfwmanager, mstflint's mstfwmanager, then mlxup (the same printing code, its images built in).
+UPDATE_TOOLS = ("mlxfwmanager", "mstfwmanager", "mlxup")
+
+
+def query_argv(tool, online=False):
+    """The query's argument vector: ``TOOL --query``, with ``--online`` the available versions from
+    NVIDIA's server (it needs the network) instead of the images the tool has."""
+    return [tool, "--query"] + (["--online"] if online else [])
+
+
+def updates(devices):
+    """``parse_mlxfwmanager_query``'s devices -> one entry each: ``{pci_device_name, psid,
+    part_number, description, fw_current, fw_available, update, status, release_notes}``;
+    ``update`` is True when an available FW version is printed and differs from the current one,
+    None when no version is available to compare (the tool has no image for the PSID)."""
+    out = []
+    for device in devices:
+        fw = device["versions"].get("FW") or {}
+        current, available = fw.get("current"), fw.get("available")
+        out.append({"pci_device_name": device["pci_device_name"], "psid": device["psid"],
+                    "part_number": device["part_number"], "description": device["description"],
+                    "fw_current": current, "fw_available": available,
+                    "update": None if not available or not current else available != current,
+                    "status": device["status"], "release_notes": device["release_notes"]})
+    return out
+
+
+def read_updates(module, online=False):
+    """The one reader: the first tool of UPDATE_TOOLS on the node, run with ``query_argv``, its
+    output read by ``parse_mlxfwmanager_query``. ``{"tool", "argv", "devices": updates(...)}``, or
+    ``{"error"}`` naming the command and why (not found, failed, a line the tool does not print)."""
+    tool = None
+    for name in UPDATE_TOOLS:
+        tool = module.get_bin_path(name, required=False)
+        if tool:
+            break
+    if not tool:
+        return {"error": "none of %s was found in PATH (NVIDIA MFT, mstflint or mlxup)" % ", ".join(UPDATE_TOOLS)}
+    argv = query_argv(tool, online)
+    rc, out, err = run_tool(module, argv, check_rc=False)
+    try:
+        devices = parse_mlxfwmanager_query(out or "")
+    except ValueError as exc:
+        return {"error": "%s (rc=%s): %s" % (" ".join(argv), rc, (err or "").strip() or exc)}
+    return {"tool": tool, "argv": argv, "devices": updates(devices)}

@@ -11,7 +11,8 @@ values over them and the role's vars/main.yml over those (Ansible's precedence):
    for the role's ``main`` entry point (ArgumentSpecValidator, role mode, its message);
 2. when the spec accepts the values, the ``ansible.builtin.assert`` tasks of the role's
    ``tasks/preflight.yml`` (a role without one: the first tasks of its ``tasks/main.yml``, whose
-   first task checks the variables), in order, evaluated as the assert action does (``when``, each
+   first task checks the variables), the shared steps it imports from ``rdma.fabric.area_steps``
+   included, in order, evaluated as the assert action does (``when``, each
    ``that``, then ``fail_msg``), up to the first task that is neither an assert nor a debug
    (the first one that reads the node). A task with ``no_log`` shows its name and the censored
    text only, as the run's output does.
@@ -31,6 +32,7 @@ import sys
 CENSORED = "the output has been hidden due to the fact that 'no_log: true' was specified for this result"
 ASSERT = ("ansible.builtin.assert", "assert")
 DEBUG = ("ansible.builtin.debug", "debug")
+IMPORT_ROLE = ("ansible.builtin.import_role", "import_role", "ansible.builtin.include_role", "include_role")
 
 
 def main(repo):
@@ -57,6 +59,21 @@ def main(repo):
         conditional = Conditional(loader=loader)
         conditional.when = [condition]
         return conditional.evaluate_conditional(templar, templar.available_variables)
+
+    def shared_steps(tasks):
+        """The tasks with each import of a step of the internal role rdma.fabric.area_steps
+        (``tasks_from``) replaced by that step's tasks, with the import's vars over the role's
+        defaults, as Ansible imports them."""
+        out = []
+        for task in tasks:
+            imported = next((task[a] for a in IMPORT_ROLE if a in task), None)
+            if not isinstance(imported, dict) or imported.get("name") != "rdma.fabric.area_steps":
+                out.append(task)
+                continue
+            given = dict(load("area_steps", "defaults", "main.yml"), **(task.get("vars") or {}))
+            for step in load("area_steps", "tasks", "%s.yml" % imported.get("tasks_from", "main")) or []:
+                out.append(dict(step, vars=dict(given, **(step.get("vars") or {}))))
+        return out
 
     out = {}
     for case in json.load(sys.stdin):
@@ -85,7 +102,7 @@ def main(repo):
         out[case["id"]] = {"stage": "accepted", "msg": ""}
         preflight = "preflight.yml" if os.path.exists(os.path.join(repo, "roles", role, "tasks", "preflight.yml")) \
             else "main.yml"
-        tasks = load(role, "tasks", preflight) or []
+        tasks = shared_steps(load(role, "tasks", preflight) or [])
         for task in tasks:
             action = next((a for a in ASSERT + DEBUG if a in task), None)
             if action is None:
