@@ -40,6 +40,7 @@ def port_records(switch, intent, port, view):
         found.append((name, "pfc", _prios(want_pfc),
                       "host %s has PFC on %s; the intent (from its roce_qos settings) is %s"
                       % (end, _prios(sorted(host_pfc)), _prios(want_pfc))))
+    found.extend(_host_ets(name, end, intent, host.get("ets")))
     if peer is None or peer.get("dcbx") is None:
         return _area.records(switch, found)
     theirs = (peer.get("pfc") or {}).get("enabled")
@@ -74,6 +75,28 @@ def port_records(switch, intent, port, view):
                           "switch %s port %s advertises %s for the RoCE priority's TC %d (seen by host %s)"
                           % (peer_name, name, tsa, roce_tc, end)))
     return _area.records(switch, found)
+
+
+def _host_ets(name, end, intent, ets):
+    """The host's live ETS class of each scheduled priority (mlnx_qos: up2tc, tsa, tcbw) against
+    the intent's scheduling: strict stays strict, a DWRR class has the intent's share."""
+    if not ets or ets.get("up2tc") is None or ets.get("tsa") is None:
+        return []
+    out = []
+    for entry in intent["scheduler"]:
+        prio = entry["tc"]
+        if prio >= len(ets["up2tc"]):
+            continue
+        tc = ets["up2tc"][prio]
+        tsa = ets["tsa"][tc] if tc < len(ets["tsa"]) else None
+        share = (ets.get("tcbw") or [None] * 8)[tc] if tc < len(ets.get("tcbw") or []) else None
+        want = "strict" if entry["type"] == "strict" else "ets %d%%" % entry["weight"]
+        have = "strict" if tsa == "strict" else "%s %s%%" % (tsa, share) if share is not None else str(tsa)
+        if tsa is not None and have != want and not (tsa == "ets" and share is None and want.startswith("ets")):
+            out.append((name, "ets.priority_%d" % prio, want,
+                        "host %s has priority %d in TC %d: %s; the intent (the switch's scheduling) is %s"
+                        % (end, prio, tc, have, want)))
+    return out
 
 
 def fleet_records(switch, intent, views):

@@ -58,6 +58,16 @@ def test_the_host_end_differing_from_the_intent_is_named():
     assert "host lab-hgx-01 eth0 has PFC on 3,4" in records[0]["actual"]
 
 
+def test_the_host_ets_differing_from_the_intent_is_named():
+    view = _view(L.IEEE_SWITCH)
+    assert view["host"]["ets"]["tsa"][3] == "ets" and view["host"]["ets"]["tcbw"][3] == 50
+    view["host"]["ets"] = dict(view["host"]["ets"], tcbw=[70, 0, 0, 30, 0, 0, 0, 0])
+    records = _agreement.port_records("leaf-sonic-01", _intent(), PORT, view)
+    assert [(r["setting"], r["expected"]) for r in records] == [("ets.priority_0", "ets 50%"),
+                                                                ("ets.priority_3", "ets 50%")]
+    assert "host lab-hgx-01 eth0 has priority 3 in TC 3: ets 30%" in records[1]["actual"]
+
+
 def test_app_entries_for_another_priority_are_named():
     view = _view(L.IEEE_SWITCH)
     view["peer"]["app"] = [{"selector": 3, "protocol": 4791, "priority": 4},

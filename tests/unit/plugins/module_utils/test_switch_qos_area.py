@@ -106,3 +106,13 @@ def test_records_have_the_drift_shape():
     rec = switch_qos.records("leaf-1", [("Ethernet0", "pfc", "3", "host x eth0 has 4")])
     assert rec == [{"host": "leaf-1", "area": "switch_qos", "object": "Ethernet0", "setting": "pfc",
                     "expected": "3", "actual": "host x eth0 has 4"}]
+
+
+def test_the_argument_spec_choices_are_the_table_of_switch_oses():
+    import os
+    import yaml
+    from switch_qos_helpers import REPO
+    with open(os.path.join(REPO, "roles", "switch_qos", "meta", "argument_specs.yml")) as handle:
+        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    assert sorted(options["switch_qos_os"]["choices"]) == sorted(_render.OSES)
+    assert sorted(options["switch_qos_watchdog_action"]["choices"]) == sorted(switch_qos.WATCHDOG_ACTIONS)
