@@ -110,6 +110,7 @@ CHECKS = dict((row["name"], row["check"]) for row in ROWS)
 LOOPBACK_CHECKS = dict((row["name"], row["loopback_check"]) for row in ROWS if row["loopback_check"])
 SIDES = ("client", "server")
 
+
 # the threshold keys, each once: {key: {"type": "fraction"|"floor"|"ceiling", "unit", "kinds"}};
 # nccl-tests' bus bandwidth (GB/s, the nccl_test module's figure) is the one key of no perftest kind
 def _threshold_keys(rows):
