@@ -22,7 +22,7 @@ fi
 
 command -v debootstrap >/dev/null || { echo "image: debootstrap missing: run lab/install-deps.sh" >&2; exit 1; }
 rootfs=$(mktemp -d /var/tmp/rdma-fabric-rootfs.XXXXXX)
-trap 'rm -rf "$rootfs"' EXIT
+trap 'umount "$rootfs/proc" 2>/dev/null || true; rm -rf --one-file-system "$rootfs"' EXIT
 echo "image: debootstrap $SUITE into $rootfs (a few minutes)" >&2
 debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$rootfs" "$MIRROR" >"$rootfs.log" 2>&1 \
   || { tail -20 "$rootfs.log" >&2; echo "image: debootstrap failed (log above)" >&2; exit 1; }
@@ -35,6 +35,25 @@ for unit in systemd-udev-trigger.service systemd-udevd.service systemd-networkd-
             systemd-firstboot.service apt-daily.timer apt-daily-upgrade.timer; do
   ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
 done
+# mktemp made the root 0700: / must be traversable by the service users (munge, slurm)
+chmod 0755 "$rootfs"
+# Slurm 22.05 and munge from Debian (the scheduler gate, docs/scheduler.md): slurmctld, slurmd and
+# slurm-client, dependencies only. Nothing starts in the chroot (policy-rc.d); slurmctld and slurmd
+# stay disabled (lab.sh starts slurmctld on the lab's controller and slurmd on the GPU nodes), munge
+# runs everywhere with the one key this recipe made (/etc/munge/munge.key, 0400, munge): the lab's
+# nodes share it as a cluster's do.
+printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
+cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
+mount -t proc proc "$rootfs/proc"
+chroot "$rootfs" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+  --no-install-recommends slurmctld slurmd slurm-client munge' >"$rootfs.apt.log" 2>&1 \
+  || { umount "$rootfs/proc"; tail -20 "$rootfs.apt.log" >&2; echo "image: the Slurm packages did not install" >&2; exit 1; }
+umount "$rootfs/proc"
+rm -f "$rootfs.apt.log" "$rootfs/usr/sbin/policy-rc.d" "$rootfs/etc/resolv.conf"
+chroot "$rootfs" systemctl disable --quiet slurmctld.service slurmd.service
+[ -s "$rootfs/etc/munge/munge.key" ] || chroot "$rootfs" mungekey --create --keyfile=/etc/munge/munge.key
+chroot "$rootfs" sh -c 'chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key'
 echo "rdma-node" >"$rootfs/etc/hostname"
 : >"$rootfs/etc/machine-id"
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
