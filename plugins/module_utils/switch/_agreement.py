@@ -159,7 +159,9 @@ def ecn_advice(switch, port, rates, cnp_surge_per_s=1000.0):
     ecn, speed = port["ecn"], port["speed"]
     bdp = _area.bdp_kb(speed)
     cnp_rate = float(rates.get("cnp_sent") or 0)
-    marked = rates.get("ecn_marked") or 0
+    # ECN marks the host received; without that counter, the CNPs it sent for them
+    marked = rates.get("ecn_marked")
+    marked = rates.get("cnp_sent") or 0 if marked is None else marked
     pauses = rates.get("rx_pause") or 0
     end = "host %s %s" % (port.get("host"), port.get("host_interface"))
     if cnp_rate > cnp_surge_per_s and ecn["min_kb"] < bdp:
@@ -174,6 +176,21 @@ def ecn_advice(switch, port, rates, cnp_surge_per_s=1000.0):
                                        "mark (PFC stops the link before ECN slows the senders)"
                                        % (ecn["min_kb"], end, pauses))])[0]
     return None
+
+
+def host_rates(ports, rdma):
+    """``{netdev: {cnp_sent, rx_pause, ecn_marked}}`` per second from rdma_health's ``ports``
+    (keyed ``DEVICE/PORT``, their ``rates`` by meaning) and the host's rdma_facts (``devices``:
+    which netdev each RDMA port is). ``ecn_marked`` is None: rdma_health keeps no rate of it."""
+    out = {}
+    for name, device in sorted(((rdma or {}).get("devices") or {}).items()):
+        for port in device.get("ports") or []:
+            seen = (ports or {}).get("%s/%s" % (name, port.get("port")))
+            if port.get("netdev") and seen and seen.get("rates"):
+                rates = seen["rates"]
+                out[port["netdev"]] = {"cnp_sent": rates.get("cnp_sent"), "rx_pause": rates.get("rx_pause"),
+                                       "ecn_marked": None}
+    return out
 
 
 def fleet_advice(switch, intent, rates):

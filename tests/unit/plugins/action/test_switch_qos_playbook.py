@@ -66,7 +66,7 @@ def test_render_mode_writes_all_four_and_names_both_ends(tmp_path):
     for leaf in ("leaf-dell-01", "leaf-eos-01", "leaf-sonic-01", "leaf-cumulus-01"):
         assert re.search(r"^%s\s+:\s+ok=\d+\s+changed=0\s+unreachable=0\s+failed=0" % leaf, proc.stdout, re.M), proc.stdout
     # no lab host was contacted: their one read is skipped without switch_qos_check_hosts
-    assert re.search(r"^lab-hgx-01\s+:\s+ok=0\s+changed=0\s+unreachable=0\s+failed=0\s+skipped=2", proc.stdout, re.M)
+    assert re.search(r"^lab-hgx-01\s+:\s+ok=0\s+changed=0\s+unreachable=0\s+failed=0\s+skipped=3", proc.stdout, re.M)
     out = tmp_path / "out"
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert written == ["cumulus/leaf-cumulus-01.nvue", "dell_sonic/leaf-dell-01.yml", "eos/leaf-eos-01.cfg",
