@@ -165,7 +165,7 @@ def config_errors(settings):
                           "max %d KB)" % (name, speed, speed, ", ".join(str(s) for s in sorted(ecn)),
                                           round(SEED_ECN["min_kb"] * speed / 100.0),
                                           round(SEED_ECN["max_kb"] * speed / 100.0)))
-        if port.get("host") is not None and hosts and port["host"] not in hosts:
+        if port.get("host") is not None and port["host"] not in hosts:
             errors.append("%s.host=%r: not a host of the inventory's RoCE hosts (%s)"
                           % (name, port["host"], ", ".join(sorted(hosts)) or "none"))
     errors.extend(_group_errors(settings, ports))

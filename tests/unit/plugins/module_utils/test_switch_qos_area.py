@@ -75,6 +75,12 @@ def test_bad_input_names_the_variable_and_the_value(variables, needle):
     assert needle in str(exc.value) and "leaf-1" in str(exc.value)
 
 
+def test_a_port_host_missing_from_the_inventory_is_refused_not_defaulted():
+    ports = [{"name": "Ethernet0", "speed": 100, "host": "lab-hgx-09", "host_interface": "eth0"}]
+    errors = switch_qos.config_errors(leaf("sonic", ports=ports, hosts={}))
+    assert errors == ["switch_qos_ports[0].host='lab-hgx-09': not a host of the inventory's RoCE hosts (none)"]
+
+
 def test_good_input_has_no_error_on_every_os():
     for os_name in _render.OSES:
         assert switch_qos.config_errors(leaf(os_name)) == []
