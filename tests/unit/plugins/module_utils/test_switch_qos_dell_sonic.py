@@ -167,3 +167,23 @@ def test_a_cable_longer_than_300m_and_a_watchdog_out_of_range_are_refused():
     with pytest.raises(PlanError) as exc:
         switch_qos.plan(leaf("dell_sonic", cable_length_m=500, watchdog_detect_ms=50), "leaf-dell")
     assert "cable_length=None" in str(exc.value) and "watchdog_detect_time=50" in str(exc.value)
+
+
+def test_the_apply_tasks_run_every_step_with_its_module(plan):
+    """roles/switch_qos/tasks/apply_dell_sonic.yml: one task per rendered step, the module the step
+    names, its config from that step; the rebooting step only with switch_qos_allow_reboot."""
+    import os
+    import yaml
+    from switch_qos_helpers import REPO
+    with open(os.path.join(REPO, "roles", "switch_qos", "tasks", "apply_dell_sonic.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    rendered = steps(plan)
+    seen = []
+    for task in tasks:
+        module = [k for k in task if k.startswith("dellemc.enterprise_sonic.")][0]
+        short = module.rsplit(".", 1)[1]
+        assert task[module]["config"] == "{{ __switch_qos_plan.steps.%s.args.config }}" % short
+        assert task[module]["state"] == rendered[short]["args"]["state"]
+        assert ("switch_qos_allow_reboot" in str(task.get("when"))) == bool(rendered[short].get("reboots"))
+        seen.append(module)
+    assert seen == [s["module"] for s in plan["rendered"]]
