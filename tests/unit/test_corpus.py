@@ -151,11 +151,11 @@ def corpus_table():
 
 
 def test_readme_lists_the_corpus():
-    """README.md holds the table between ``<!-- corpus -->`` markers, as corpus_table() makes
+    """docs/corpus.md holds the table between ``<!-- corpus -->`` markers, as corpus_table() makes
     it; when it is out of date the failure prints the table to paste."""
-    with open(os.path.join(HERE, "..", "..", "README.md")) as handle:
+    with open(os.path.join(HERE, "..", "..", "docs", "corpus.md")) as handle:
         text = handle.read()
-    assert "<!-- corpus -->" in text and "<!-- /corpus -->" in text, "README.md has no corpus table"
+    assert "<!-- corpus -->" in text and "<!-- /corpus -->" in text, "docs/corpus.md has no corpus table"
     block = text.split("<!-- corpus -->", 1)[1].split("<!-- /corpus -->", 1)[0].strip()
     table = corpus_table()
-    assert block == table, "README's corpus table is out of date; paste this between the markers:\n" + table
+    assert block == table, "docs/corpus.md: the corpus table is out of date; paste this between the markers:\n" + table
