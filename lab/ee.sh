@@ -221,6 +221,6 @@ rc=0; run_job drifted rdma.fabric.drift_check || rc=$?; echo "$rc" >"$job/drifte
 check_job drifted 2 1 || { tail -40 "$job/drifted.out" >&2; die "drift check on the drifted node"; }
 # the report names the interface and the drifted value (loosely matched: the report's layout is
 # the drift check's own)
-grep -F "$iface" "$job/drifted.out" | grep -qw pcp \
+grep -F "$iface" "$job/drifted.out" | grep -w pcp >/dev/null \
   || die "the drifted job does not report $iface with its actual trust pcp"
 say "passed: the drift check ran in $ee_image over SSH; artifacts in $job/runner/artifacts, reports in $job/reports"

@@ -25,7 +25,7 @@ command -v apt-get >/dev/null || die "apt-get not found on a ${PRETTY_NAME:-Debi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all Debian packages present."

@@ -99,7 +99,9 @@ install_boot() {  # install_boot HOST...: a boot id per boot (ansible.builtin.re
     podman cp tests/fabricsim/boot/sim-update-grub "$host":/usr/local/sbin/sim-update-grub
     podman cp tests/fabricsim/boot/sim-boot.service "$host":/etc/systemd/system/sim-boot.service
     podman exec "$host" sh -c 'systemctl unmask --quiet systemd-logind.service; systemctl daemon-reload;
-      systemctl start systemd-logind.service; systemctl enable --quiet --now sim-boot.service'
+      systemctl start systemd-logind.service; systemctl enable --quiet --now sim-boot.service
+      systemctl is-active --quiet systemd-logind.service' \
+      || { echo "lab: $host: systemd-logind is not running: its reboot would fail" >&2; return 1; }
   done
 }
 
@@ -125,13 +127,13 @@ reset() {
   # converged), for `playbooks/onboard.yml --limit HOST`
   local host=$1 image
   [ -n "$host" ] || { echo "usage: $0 reset HOST" >&2; return 2; }
-  lab_hosts | grep -qx "$host" || { echo "lab: $host is not a lab host ($(lab_hosts | tr '\n' ' '))" >&2; return 2; }
+  lab_hosts | grep -x "$host" >/dev/null || { echo "lab: $host is not a lab host ($(lab_hosts | tr '\n' ' '))" >&2; return 2; }
   image=$(lab/image.sh)
   podman rm -f "$host" >/dev/null 2>&1 || true
   start_node "$host" "$image"
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml --limit "$host" \
     -e prepare_fabricsim_source="$top/tests/fabricsim/" >/dev/null
-  ! gpu_hosts | grep -qx "$host" || install_boot "$host"
+  ! gpu_hosts | grep -x "$host" >/dev/null || install_boot "$host"
   echo "lab: $host reset (fabricsim loaded, nothing converged)"
 }
 
