@@ -79,7 +79,7 @@ def judge(kinds, candidate_says, witness_says, swap=False):
     return F.verdict(nodes, spec, rows, NEW, GOOD), rows, rounds
 
 
-@pytest.mark.parametrize("kinds", KIND_SETS, ids=lambda k: "+".join(k))
+@pytest.mark.parametrize("kinds", KIND_SETS, ids="+".join)
 def test_the_known_good_node_runs_a_side_that_measures_every_kind(kinds):
     spec = spec_of(kinds)
     side = K.witness_side(kinds)
@@ -92,7 +92,7 @@ def test_the_known_good_node_runs_a_side_that_measures_every_kind(kinds):
             assert entry[side] in GOOD and entry["server" if side == "client" else "client"] == driver
 
 
-@pytest.mark.parametrize("kinds", KIND_SETS, ids=lambda k: "+".join(k))
+@pytest.mark.parametrize("kinds", KIND_SETS, ids="+".join)
 def test_a_candidates_own_figures_never_admit_it(kinds):
     verdict, rows, dummy = judge(kinds, candidate_says=True, witness_says=False)
     assert verdict["passed"] == [] and sorted(verdict["failed"]) == NEW
@@ -100,7 +100,7 @@ def test_a_candidates_own_figures_never_admit_it(kinds):
     assert all(row["measured_by"].split()[1] in GOOD for row in rows)
 
 
-@pytest.mark.parametrize("kinds", KIND_SETS, ids=lambda k: "+".join(k))
+@pytest.mark.parametrize("kinds", KIND_SETS, ids="+".join)
 def test_the_witnesses_figures_admit_a_candidate_whatever_it_prints(kinds):
     verdict, rows, dummy = judge(kinds, candidate_says=False, witness_says=True)
     assert verdict["passed"] == NEW and verdict["failed"] == {}
