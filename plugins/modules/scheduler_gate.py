@@ -159,7 +159,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 before:
-  description: Per node, its state (as sinfo's text prints it - idle, drained, draining, down+drain), flags and reason before.
+  description: Per node, its state (idle, mixed, allocated, drained, draining, down+drain; a * when slurmd does not answer), flags and reason before.
   returned: always
   type: dict
 after:

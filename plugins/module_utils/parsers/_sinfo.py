@@ -178,8 +178,9 @@ def jobs_running(node):
 
 
 def display_state(node):
-    """The state as sinfo's text prints it (``node_state_string``): ``drained``, ``draining``,
-    ``down+drain``, else the base state; ``+not_responding`` when slurmd does not answer."""
+    """The state in sinfo's words with scontrol's DOWN+DRAIN: ``drained``, ``draining``,
+    ``down+drain`` (sinfo's text prints it ``drained*``: a drained node whose slurmd is gone), else
+    the base state; ``*`` when slurmd does not answer (NOT_RESPONDING), as sinfo marks it."""
     flags = node["flags"]
     if "DRAIN" in flags:
         if node["state"] == "down":

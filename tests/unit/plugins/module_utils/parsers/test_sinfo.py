@@ -28,7 +28,7 @@ def fixture(name):
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(FIXTURES, "*.yml"))))
 def test_every_fixture_cites_its_source_and_parses(path):
     doc = yaml.safe_load(open(path))
-    assert "https://" in doc["source"], path
+    assert "https://" in doc["source"] or doc.get("captured") == "lab", path
     parsed = _sinfo.parse(doc["stdout"])
     raw = json.loads(doc["stdout"])
     # every node named in the output is in the result, once
@@ -55,6 +55,23 @@ def test_2108_node_table():
     assert nodes["cs2.example.company.com"]["partitions"] == ["hw"]
     assert _sinfo.jobs_running(nodes["cs4.example.company.com"])         # allocated
     assert _sinfo.display_state(nodes["cs3.example.company.com"]) == "idle"
+
+
+def test_2205_lab_captures_every_state():
+    """Debian 12's Slurm 22.05.8, captured on the lab: idle, an administrator's drain, our drain with a
+    job running (draining), and slurmd stopped on a drained node (DOWN+DRAIN, our reason kept)."""
+    def one(name):
+        parsed = _sinfo.parse(fixture("slurm-22.05.8-lab-%s.yml" % name)["stdout"])
+        assert parsed["version"] == "22.05.8" and parsed["shape"] == "nodes"
+        return parsed["nodes"]["st-n1"]
+    idle, admin, draining, down = one("idle"), one("drained"), one("draining"), one("downdrain")
+    assert (idle["state"], idle["flags"], idle["reason"], idle["reason_time"]) == ("idle", [], "", None)
+    assert _sinfo.display_state(admin) == "drained" and admin["reason"] == "hw ticket 4411"
+    assert admin["reason_user"] == "root" and admin["reason_time"] > 1700000000
+    assert draining["state"] == "allocated" and _sinfo.display_state(draining) == "draining"
+    assert _sinfo.jobs_running(draining) and not _sinfo.jobs_running(admin)
+    assert down["flags"] == ["DRAIN", "NOT_RESPONDING"] and _sinfo.display_state(down) == "down+drain*"
+    assert down["reason"].startswith("rdma.fabric: maintenance")
 
 
 def test_2302_draining_with_an_administrators_reason():
