@@ -455,8 +455,8 @@ def render_cumulus(intent):
     lines.append("nv set qos pfc-watchdog polling-interval %d" % intent["watchdog"].get("poll_ms", 100))
     for port in intent["ports"]:
         lines.append("nv set interface %s link mtu %d" % (port["name"], intent["mtu"]))
-        lines.append("nv set interface %s qos congestion-control profile %s" % (port["name"],
-                                                                              nvue_ecn_profile(port["speed"])))
+        profile = nvue_ecn_profile(port["speed"])
+        lines.append("nv set interface %s qos congestion-control profile %s" % (port["name"], profile))
         lines.append("nv set interface %s qos pfc-watchdog" % port["name"])
     return lines
 
