@@ -9,8 +9,8 @@
 #                           injected only when its steps are chosen (to show one regression caught)
 #
 # Each step prints its time and its verdict; the exit code is non-zero when any step fails.
-# Shortcuts (DOMAIN §9): the fabric tests run 2-second tests (fabric_test_duration=2; make lab's
-# own run keeps the default), the node timer's unit is started by hand, not waited for.
+# Shortcuts (DOMAIN §9): the fabric tests run 2-second tests (fabric_test_duration=2, make lab's
+# too: LAB_SHORT_TESTS=1), the node timer's unit is started by hand, not waited for.
 set -uo pipefail
 
 # shellcheck source=lab/env.sh
@@ -180,7 +180,7 @@ if [ "$UP" = yes ]; then
   # make lab ends with the round-3 proof: its ib_fabric and fabric test reports are this journey's
   # a test starts from nothing: no container of an earlier lab, run or fault left behind
   lab/lab.sh down
-  step "make lab (converge with reboots, ib_fabric, the fabric test)" lab/lab.sh up
+  step "make lab (converge with reboots, ib_fabric, the fabric test)" env LAB_SHORT_TESTS=1 lab/lab.sh up
   step "fabric test of make lab: every node passes (GPU memory, IB included)" \
     assert_fabric_green "$top/.cache/fabric-test-report"
   step "ib_fabric of make lab: clean against the cabling plan" ib_clean "$top/.cache/ib-fabric-report"
