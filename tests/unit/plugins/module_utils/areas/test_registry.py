@@ -83,3 +83,9 @@ def test_the_switch_area_is_planned_per_switch_with_no_node_timer():
     row = _registry.row("switch_qos")
     assert (row.planned, row.timer, row.applied, row.group, row.role_spec) == ("switch", False, False, None, False)
     assert "switch_qos" not in _drift_areas.NODE_AREAS and "switch_qos" not in _drift_timer.timer_areas()
+
+
+def test_state_checks_docs_name_every_area_planned_on_the_node():
+    from ansible_collections.rdma.fabric.plugins.modules import state_check
+    areas = yaml.safe_load(state_check.DOCUMENTATION)["options"]["areas"]["description"][0]
+    assert all("V(%s)" % name in areas for name in _registry.names(planned="node"))
