@@ -35,8 +35,8 @@ options:
     type: dict
   areas:
     description:
-      - The drift check's areas (the areas planned on the node in C(plugins/module_utils/areas/_registry.py):
-        V(opensm), V(roce_qos), V(nccl_env), V(gpudirect), V(nic_firmware)), each
+      - The drift check's areas, those C(plugins/module_utils/areas/_registry.py) plans on the node
+        (V(opensm), V(roce_qos), V(nccl_env), V(gpudirect), V(nic_firmware)), each
         with its spec (C(__ROLE_spec) of the role's vars, rendered on the controller; it
         holds no facts). The module reads the facts these areas need, decides what each role
         would set with the roles' own planners, checks it and returns one record per drifted
