@@ -27,6 +27,19 @@ four (``StrategyBase.__init__``, ``_queue_task``, ``_wait_on_pending_results``,
 - ``StrategyBase._pending_results``: read.
 - ``StrategyBase._tqm._terminated``: read; ``StrategyBase._tqm.has_dead_workers()``: called.
 
+**The AnsiballZ cache's layout** (used by the strategy, ``ansiballz_seed``/``ansiballz_save``
+below): ansible-core builds a module's payload once per run, in each version the same way
+(``ansible.executor.module_common._find_module_utils``): it walks the module's imports
+(``recursive_finder``), zips them, and writes the result to
+``C.DEFAULT_LOCAL_TMP/ansiballz_cache/<module FQCN>-<compression>-<extensions>``, a file the
+other workers of the run load instead of building it again; a file that is there is used as
+it is. The state_check module's payload costs about 0.75 CPU-s to build on this machine (ping's
+0.2 s), once per run: at 16 hosts about 30 ms per host. The strategy keeps the collection's own
+modules' files (those named ``ansible_collections.rdma.fabric.plugins.modules.*``) between runs,
+under a key that changes with ansible-core's version, the controller's Python and every file of
+the collection's modules and module_utils, and puts them back before the play's first worker
+forks.
+
 **Public API that differs by version** (used by the ``rdma.fabric.role_template`` lookup,
 ``render_template``): ansible-core 2.19 templates a file with ``Templar.copy_with_new_env``
 (``available_variables``, ``searchpath``), ``Templar.template`` and ``trust_as_template``; 2.16 to
@@ -44,7 +57,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import hashlib
 import os
+import shutil
+import sys
 from collections import deque
 from multiprocessing.connection import wait as _wait_for
 
@@ -139,6 +155,24 @@ def waiting_strategy(base):
                 with self._results_lock:
                     self._results = WakingDeque(self._results, wake_w)
 
+        def run(self, iterator, play_context, *args, **kwargs):
+            # before the play's first worker forks: the collection's payloads kept by an earlier run
+            key = None
+            if ansiballz_enabled():
+                try:
+                    key = ansiballz_cache_key()
+                    ansiballz_seed(key=key)
+                except Exception:   # noqa: BLE001 (a cache: any doubt, ansible-core builds them)
+                    key = None
+            try:
+                return super(WaitingStrategy, self).run(iterator, play_context, *args, **kwargs)
+            finally:
+                if key is not None:
+                    try:
+                        ansiballz_save(key=key)
+                    except Exception:   # noqa: BLE001
+                        pass
+
         def cleanup(self):
             try:
                 super(WaitingStrategy, self).cleanup()
@@ -189,6 +223,109 @@ def waiting_strategy(base):
             return ret_results
 
     return WaitingStrategy
+
+
+# ---------------------------------------------------------------------------------------------
+# The collection's modules' AnsiballZ payloads kept between runs (rdma.fabric.linear)
+
+ANSIBALLZ_PREFIX = "ansible_collections.rdma.fabric.plugins.modules."
+# RDMA_FABRIC_ANSIBALLZ_CACHE=0 (or false, no, off) builds the payloads in every run, as ansible-core does
+ANSIBALLZ_CACHE_ENV = "RDMA_FABRIC_ANSIBALLZ_CACHE"
+_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def ansiballz_cache_key(collection=_COLLECTION):
+    """What the collection's payloads depend on: ansible-core's version and its module_utils, the
+    controller's Python, and the path, size and modification time of every file under the
+    collection's plugins/modules and plugins/module_utils (their __pycache__ left out)."""
+    digest = hashlib.sha256()
+    import ansible.module_utils
+    core_utils = os.path.dirname(os.path.abspath(ansible.module_utils.__file__))
+    digest.update(("%s\0%s\0%s\0%s\0" % (CORE_VERSION, sys.version, core_utils, collection)).encode())
+    for root in [core_utils] + [os.path.join(collection, "plugins", part) for part in ("modules", "module_utils")]:
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                path = os.path.join(directory, name)
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue
+                digest.update(("%s\0%d\0%d\n" % (os.path.relpath(path, root), stat.st_size, stat.st_mtime_ns)).encode())
+    return digest.hexdigest()[:32]
+
+
+def ansiballz_dirs(local_tmp=None, key=None):
+    """(the run's AnsiballZ cache directory, the kept payloads' directory for ``key``): the run's is
+    ansible-core's, in its local temporary directory; the kept ones live beside the runs' own
+    directories (local_tmp's parent, ~/.ansible/tmp by default), one directory per key."""
+    local_tmp = local_tmp or C.DEFAULT_LOCAL_TMP
+    store = os.path.join(os.path.dirname(os.path.abspath(local_tmp)), "rdma_fabric_ansiballz")
+    return os.path.join(local_tmp, "ansiballz_cache"), os.path.join(store, key or ansiballz_cache_key())
+
+
+def ansiballz_enabled():
+    return os.environ.get(ANSIBALLZ_CACHE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _kept_name(name):
+    return name.startswith(ANSIBALLZ_PREFIX) and not name.endswith((".lock", "-part")) and not name.startswith(".")
+
+
+def ansiballz_seed(local_tmp=None, key=None):
+    """Put the kept payloads of the collection's modules into the run's cache (those it does not
+    have yet); returns their names. Any error: nothing more is put, ansible-core builds them."""
+    run_dir, store = ansiballz_dirs(local_tmp, key)
+    seeded = []
+    try:
+        names = sorted(n for n in os.listdir(store) if _kept_name(n))
+    except OSError:
+        return seeded
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+        for name in names:
+            target = os.path.join(run_dir, name)
+            if os.path.exists(target):
+                continue
+            part = target + "-rdma-fabric-part"
+            shutil.copyfile(os.path.join(store, name), part)
+            os.rename(part, target)   # as ansible-core writes it: never a partly written file
+            seeded.append(name)
+    except OSError:
+        pass
+    return seeded
+
+
+def ansiballz_save(local_tmp=None, key=None):
+    """Keep the payloads of the collection's modules that this run built (its cache's files not kept
+    yet), in a directory only the controller's user can read; the other keys' directories are
+    removed (a changed collection or ansible-core). Returns the names kept."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
+    run_dir, store = ansiballz_dirs(local_tmp, key)
+    kept = []
+    try:
+        names = sorted(n for n in os.listdir(run_dir) if _kept_name(n))
+    except OSError:
+        return kept
+    for name in names:
+        target = os.path.join(store, name)
+        if os.path.exists(target):
+            continue
+        try:
+            with open(os.path.join(run_dir, name), "rb") as handle:
+                data = handle.read()
+            _fileio.write_atomic(target, data, 0o600, make_dirs=0o700)
+            kept.append(name)
+        except (OSError, _fileio.FileError):
+            return kept
+    parent = os.path.dirname(store)
+    try:
+        for other in os.listdir(parent):
+            if other != os.path.basename(store):
+                shutil.rmtree(os.path.join(parent, other), ignore_errors=True)
+    except OSError:
+        pass
+    return kept
 
 
 # ---------------------------------------------------------------------------------------------
