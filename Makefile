@@ -17,7 +17,8 @@ help:
 	@echo "make ee           the execution environment image and the drift check run in it"
 	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
 	@echo "make scale N=64   the scale lab: N light nodes (lab/scale.sh); make scale-destroy removes them"
-	@echo "make bench-scale  fleet-size benchmark on the scale lab, N=16,64,200 (a benchmark, not a test)"
+	@echo "make bench-scale  fleet-size benchmark on the scale lab, N=16,64,200 (a benchmark, not a test); NODES=16,64 PAIRS=3"
+	@echo "                  its profile: docs/scale.md \"Where the controller's time goes\" (py-spy, lab/scale/profile_breakdown.py)"
 
 lab:
 	@lab/lab.sh up

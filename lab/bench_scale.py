@@ -40,7 +40,11 @@ simulated nodes used meanwhile (the cpuacct of their common cgroup parent): on t
 they share the controller's cores, on a real fleet they do not.
 
 Prints a table of medians (CPU s per host, ratio to ping's CPU s per host, wall s, ratio to
-ping's wall) and writes every run to --csv.
+ping's wall) per N, then the side-by-side summary of every N of the run (ping, drift check,
+re-run, first converge, fabric test: controller CPU per host, x ping, runs; the drift check's
+peak memory against ping's; the load averages of the runs), and writes every run to --csv.
+The profile that says where a run's controller CPU goes: docs/scale.md, "Where the
+controller's time goes" (py-spy and lab/scale/profile_breakdown.py).
 """
 import argparse
 import csv
@@ -345,6 +349,44 @@ def table(rows, transport):
     return "\n".join(out)
 
 
+# the issue's table: (column, the cases it reads, in order of preference)
+SUMMARY = (("drift check", ("drift",)), ("re-run", ("rerun",)),
+           ("first converge", ("first", "first (fresh nodes)")), ("fabric test", ("fabric",)))
+
+
+def summary(rows):
+    """One line per N: ping's controller CPU per host, and each other case's with its ratio to it
+    (medians of the rounds, the runs counted), the peak memory of the drift check against ping's,
+    and the load averages the runs saw (1-minute, least and most)."""
+    sizes = sorted(set(r["nodes"] for r in rows))
+    columns = [(title, [c for c in cases if any(r["case"] == c for r in rows)]) for title, cases in SUMMARY]
+    columns = [(title, found[0]) for title, found in columns if found]
+    out = ["", "controller CPU per host, side by side, medians of the rounds (x ping); peak memory of the "
+           "drift check (x ping's)",
+           "| N | ping | " + " | ".join(title for title, _case in columns) + " | peak MiB drift / ping | load |",
+           "|---|---|" + "---|" * len(columns) + "---|---|"]
+    for nodes in sizes:
+        ping, ping_runs = median_rows(rows, nodes, "ping")
+        cells = ["%d" % nodes, "%.3f s (%d)" % (ping["ctl_cpu_s_per_host"], ping_runs) if ping_runs else "-"]
+        for _title, case in columns:
+            med, runs = median_rows(rows, nodes, case)
+            if not runs:
+                cells.append("-")
+            elif ping_runs and ping["ctl_cpu_s_per_host"]:
+                cells.append("%.3f s (%.2fx, %d)" % (med["ctl_cpu_s_per_host"],
+                                                     med["ctl_cpu_s_per_host"] / ping["ctl_cpu_s_per_host"], runs))
+            else:
+                cells.append("%.3f s (%d)" % (med["ctl_cpu_s_per_host"], runs))
+        drift, drift_runs = median_rows(rows, nodes, "drift")
+        cells.append("%.0f / %.0f (%.2fx)" % (drift["ctl_peak_mib"], ping["ctl_peak_mib"],
+                                               drift["ctl_peak_mib"] / ping["ctl_peak_mib"])
+                     if drift_runs and ping_runs and ping["ctl_peak_mib"] else "-")
+        loads = [r["load1"] for r in rows if r["nodes"] == nodes and r.get("load1") is not None]
+        cells.append("%.1f-%.1f" % (min(loads), max(loads)) if loads else "-")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--nodes", default="16,64,200", help="comma-separated fleet sizes")
@@ -391,6 +433,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     if len(sizes) > 1:
         print(table(rows, args.transport))
+    print(summary(rows))
     print("\nevery run: %s" % args.csv)
 
 

@@ -186,6 +186,9 @@ down() {
 bench() {
   mkdir -p .cache/collections/ansible_collections/rdma
   ln -sfn "$top" .cache/collections/ansible_collections/rdma/fabric
+  # the runs use this tree as rdma.fabric, and the project's ansible-playbook (make deps)
+  export ANSIBLE_COLLECTIONS_PATH="$top/.cache/collections${ANSIBLE_COLLECTIONS_PATH:+:$ANSIBLE_COLLECTIONS_PATH}"
+  [ ! -x "$top/.venv/bin/ansible-playbook" ] || export PATH="$top/.venv/bin:$PATH"
   python3 lab/bench_scale.py "$@"
 }
 

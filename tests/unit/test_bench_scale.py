@@ -81,3 +81,20 @@ def test_table_ratios_are_to_the_ping_median_of_the_same_size():
     drift64 = [line for line in lines if line.startswith("64 ") and " drift " in line][0]
     assert "3.00x" in drift16 and "4.00x" in drift16     # 0.9 / 0.3 CPU per host, 24 / 6 s wall
     assert "1.50x" in drift64 and "3.00x" in drift64
+
+
+def test_summary_is_one_line_per_size_with_ratios_to_that_sizes_ping():
+    rows = [dict(row("ping", 0.2, 4), load1=3.0), dict(row("ping", 0.4, 8), load1=5.0),
+            dict(row("drift", 0.36, 24), ctl_peak_mib=130.0, load1=4.0),
+            dict(row("rerun", 0.33, 24), load1=4.0), dict(row("first (fresh nodes)", 0.9, 60), load1=7.5),
+            row("ping", 0.1, 1, nodes=64), row("drift", 0.25, 3, nodes=64), row("drift", 9.0, 3, nodes=64, failed=True)]
+    lines = B.summary(rows).splitlines()
+    assert "| N | ping | drift check | re-run | first converge |" in lines[2]
+    assert "fabric test" not in lines[2]                  # no fabric runs: no column
+    line16 = [line for line in lines if line.startswith("| 16 ")][0]
+    line64 = [line for line in lines if line.startswith("| 64 ")][0]
+    # 16: ping median 0.3; drift 0.36 -> 1.20x, re-run 1.10x, first (fresh nodes) 3.00x; peak 130 / 100
+    assert "| 0.300 s (2) | 0.360 s (1.20x, 1) | 0.330 s (1.10x, 1) | 0.900 s (3.00x, 1) | 130 / 100 (1.30x) | 3.0-7.5 |" \
+        in line16
+    # 64: the failed drift run is left out; no re-run or first converge there
+    assert "| 0.100 s (1) | 0.250 s (2.50x, 1) | - | - |" in line64
