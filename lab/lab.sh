@@ -10,6 +10,7 @@
 #   lab/lab.sh sms    the subnet's SMs (GUID, priority, state) from rdma.fabric.sm_info
 #   lab/lab.sh reset HOST  the node as a new machine (a new container, nothing converged), for onboard.yml --limit HOST
 #   lab/lab.sh proof  round 3 on the running lab: ib_fabric, the fabric test (its table)
+#   lab/lab.sh slurm  Slurm 22.05 on the lab (slurmctld on slurm_controllers, slurmd on gpu_nodes), then sinfo
 set -euo pipefail
 
 # shellcheck source=lab/env.sh
@@ -20,8 +21,12 @@ export ANSIBLE_FORKS=${ANSIBLE_FORKS:-20} ANSIBLE_PIPELINING=${ANSIBLE_PIPELININ
 INVENTORY="$top/inventories/lab"
 LABEL=rdma-fabric-lab
 
+# the inventory as JSON: read once by the commands that ask it often (ansible-inventory takes a second or two)
+LAB_INV=""
+inventory() { if [ -n "$LAB_INV" ]; then printf '%s\n' "$LAB_INV"; else ansible-inventory -i "$INVENTORY" --list 2>/dev/null; fi; }
+
 lab_hosts() {
-  ansible-inventory -i "$INVENTORY" --list 2>/dev/null \
+  inventory \
     | python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin)["_meta"]["hostvars"])))'
 }
 
@@ -48,12 +53,14 @@ up() {
     -e prepare_fabricsim_source="$top/tests/fabricsim/"
   # shellcheck disable=SC2046
   install_boot $(gpu_hosts)
+  slurm
   # The simulated InfiniBand fabric: ibsim in lab-ibsim, umad2sim on the SM nodes.
   mkdir -p .cache/lab
   ansible-playbook -i "$INVENTORY" tests/ibsim/prepare.yml -e ibsim_sm_group=sm_nodes
   ansible-playbook -i "$INVENTORY" playbooks/site.yml -e site_report_dir="$top/.cache/site-report"
   sms
   proof
+  podman exec "$(slurm_controller)" sinfo -N -o '%N %P %T %E'
   cat <<MSG
 
 lab: converged. Next:
@@ -69,13 +76,26 @@ lab: converged. Next:
   lab/lab.sh health                                    fabric health: findings table and reports, fails on an error
   lab/lab.sh sms                                       the subnet's SMs (GUID, priority, state)
   lab/lab.sh drill                                     OpenSM failover drill on lab-sm-01/02
+  ansible-playbook -i inventories/lab playbooks/fabric_test.yml -e scheduler_gate=slurm
+                                                       the fabric test drains a failing node in Slurm (docs/scheduler.md)
+  podman exec lab-sm-01 sinfo -R -o '%100E %U %N'      the drains and their reasons
   make bench                                           roce_qos benchmark on the lab
   make lab-destroy                                     remove the lab
 MSG
 }
 
+lab_ip() {  # lab_ip HOST: the node's fixed address on podman's default network (10.88.0.0/16)
+  local i=0 h
+  for h in $(lab_hosts); do
+    [ "$h" = "$1" ] && { echo "10.88.0.$((200 + i))"; return 0; }
+    i=$((i + 1))
+  done
+  echo "lab: $1 is not a lab host" >&2
+  return 1
+}
+
 node_spec() {  # node_spec IMAGE: the key of a lab container (the image and start_node's recipe)
-  printf '%s\n' "$1" "$(declare -f start_node install_boot)" "$(cat tests/fabricsim/boot/* 2>/dev/null)" | sha256sum | cut -c1-12
+  printf '%s\n' "$1" "$(declare -f start_node install_boot lab_ip)" "$(cat tests/fabricsim/boot/* 2>/dev/null)" | sha256sum | cut -c1-12
 }
 
 start_node() {  # start_node HOST IMAGE: a new container for the lab node
@@ -85,7 +105,7 @@ start_node() {  # start_node HOST IMAGE: a new container for the lab node
   # A node that reboots (the roles' reboots: gpudirect kernel arguments, NIC firmware) comes
   # back as a server does (--restart=always), with its own boot id (sim-boot early, then
   # sim-boot.service: tests/fabricsim/boot, installed by install_boot)
-  podman run -d --name "$1" --hostname "$1" --label "$LABEL=1" --label "$LABEL-spec=$(node_spec "$2")" --restart=always \
+  podman run -d --name "$1" --hostname "$1" --ip "$(lab_ip "$1")" --label "$LABEL=1" --label "$LABEL-spec=$(node_spec "$2")" --restart=always \
     --systemd=always --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
     --device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor=unconfined \
     "$2" /bin/sh -c '[ ! -x /usr/local/sbin/sim-boot ] || /usr/local/sbin/sim-boot early; exec /sbin/init' >/dev/null
@@ -110,6 +130,81 @@ gpu_hosts() {  # the nodes that reboot: GPU and RDMA nodes (kernel arguments, NI
 inv = json.load(sys.stdin)
 print("\n".join(sorted(set(h for g in ("gpu_nodes", "roce_nodes", "ib_nodes", "firmware_nodes")
                             for h in inv.get(g, {}).get("hosts", [])))))'
+}
+
+slurm_controller() {  # the first host of slurm_controllers
+  inventory \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["slurm_controllers"]["hosts"][0])'
+}
+
+slurm_nodes() {  # the hosts that run slurmd: gpu_nodes
+  inventory \
+    | python3 -c 'import json,sys; print("\n".join(sorted(json.load(sys.stdin)["gpu_nodes"]["hosts"])))'
+}
+
+slurm_conf() {  # slurm.conf of the lab: one partition of the GPU nodes, addresses given (no DNS)
+  local ctl host nodes
+  ctl=$(slurm_controller)
+  nodes=$(slurm_nodes | paste -sd, -)
+  cat <<CONF
+# The lab's Slurm (lab/lab.sh slurm): Debian 12's 22.05, slurmctld on $ctl, slurmd on the GPU nodes.
+ClusterName=rdmalab
+SlurmctldHost=$ctl($(lab_ip "$ctl"))
+AuthType=auth/munge
+SlurmUser=slurm
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+SelectType=select/cons_tres
+StateSaveLocation=/var/lib/slurm/slurmctld
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+ReturnToService=2
+# the scheduler gate without Ansible (health_scheduler_gate: slurm installs it; docs/scheduler.md)
+HealthCheckProgram=/usr/local/lib/rdma-fabric/rdma-fabric-scheduler-gate
+HealthCheckInterval=300
+HealthCheckNodeState=ANY
+CONF
+  for host in $(slurm_nodes); do
+    echo "NodeName=$host NodeAddr=$(lab_ip "$host") CPUs=1 State=UNKNOWN"
+  done
+  echo "PartitionName=gpu Nodes=$nodes Default=YES MaxTime=INFINITE State=UP"
+}
+
+slurm_host() {  # slurm_host HOST DAEMON CONF: the config, the limits drop-in, the daemon enabled and started
+  # The units raise LimitNOFILE/LimitMEMLOCK/LimitSTACK above what a lab container may (no
+  # CAP_SYS_RESOURCE): the drop-in keeps the container's own hard limits, or the unit fails.
+  local host=$1 daemon=$2 conf=$3
+  podman exec -i "$host" sh -c "cat >/etc/slurm/slurm.conf" <"$conf" || return 1
+  podman exec "$host" sh -c "mkdir -p /var/lib/slurm /etc/systemd/system/$daemon.service.d
+    printf '[Service]\nLimitNOFILE=%s\nLimitMEMLOCK=%s\nLimitSTACK=%s\n' \"\$(ulimit -H -n)\" \
+      \"\$(ulimit -H -l | sed 's/^unlimited\$/infinity/; t; s/\$/K/')\" \"\$(ulimit -H -s | sed 's/^unlimited\$/infinity/; t; s/\$/K/')\" \
+      >/etc/systemd/system/$daemon.service.d/rdma-fabric-lab.conf
+    systemctl daemon-reload && systemctl enable --quiet $daemon && systemctl restart $daemon" || return 1
+}
+
+slurm() {  # Slurm on the lab: slurmctld on slurm_controllers, slurmd on gpu_nodes (munge and its key: the image's)
+  local ctl host conf t0=$SECONDS i
+  ctl=$(slurm_controller)
+  conf=$(mktemp)
+  slurm_conf >"$conf"
+  slurm_host "$ctl" slurmctld "$conf" || { rm -f "$conf"; echo "lab: slurmctld did not start on $ctl" >&2; return 1; }
+  local pids=() failed=0
+  for host in $(slurm_nodes); do
+    slurm_host "$host" slurmd "$conf" & pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || failed=1; done
+  rm -f "$conf"
+  [ "$failed" = 0 ] || { echo "lab: slurmd did not start on every GPU node" >&2; return 1; }
+  # every node registered (not unknown, no '*': slurmd answers)
+  for i in $(seq 1 30); do
+    podman exec "$ctl" sinfo -h -N -o '%t' | grep -Eq '[*]|unk' || break
+    sleep 1
+  done
+  podman exec "$ctl" sinfo -N -o '%N %P %T %E'
+  echo "lab: Slurm up in $((SECONDS - t0)) s (slurmctld on $ctl)"
 }
 
 proof() {
@@ -139,6 +234,13 @@ reset() {
   ansible-playbook -i "$INVENTORY" tests/molecule/prepare.yml --limit "$host" \
     -e prepare_fabricsim_source="$top/tests/fabricsim/" >/dev/null
   ! gpu_hosts | grep -x "$host" >/dev/null || install_boot "$host"
+  if slurm_nodes | grep -x "$host" >/dev/null; then
+    local conf
+    conf=$(mktemp)
+    slurm_conf >"$conf"
+    slurm_host "$host" slurmd "$conf" || { rm -f "$conf"; return 1; }
+    rm -f "$conf"
+  fi
   echo "lab: $host reset (fabricsim loaded, nothing converged)"
 }
 
@@ -169,6 +271,9 @@ drill() {
 }
 
 case "${1:-}" in
+  up|reset|slurm) LAB_INV=$(ansible-inventory -i "$INVENTORY" --list 2>/dev/null) ;;
+esac
+case "${1:-}" in
   up) up ;;
   down) down ;;
   check) check ;;
@@ -177,5 +282,6 @@ case "${1:-}" in
   drill) drill ;;
   reset) reset "${2:-}" ;;
   proof) proof ;;
-  *) echo "usage: $0 up|down|check|health|sms|drill|reset HOST|proof" >&2; exit 2 ;;
+  slurm) slurm ;;
+  *) echo "usage: $0 up|down|check|health|sms|drill|reset HOST|proof|slurm" >&2; exit 2 ;;
 esac
