@@ -56,8 +56,11 @@ MODULES = sorted(n[:-3] for n in os.listdir(os.path.join(PLUGINS, "modules")) if
 # filter its result, plugin_utils/_untrusted: their options are the module's)
 ACTIONS = sorted(n[:-3] for n in os.listdir(os.path.join(PLUGINS, "action")) if n.endswith(".py") and n[0] != "_"
                  and "_untrusted" not in open(os.path.join(PLUGINS, "action", n)).read())
+# the roles a play runs (an internal role such as area_steps has no main tasks: its steps are
+# checked through the roles that import them)
 ROLES = sorted(r for r in os.listdir(os.path.join(REPO, "roles"))
-               if os.path.exists(os.path.join(REPO, "roles", r, "meta", "argument_specs.yml")))
+               if os.path.exists(os.path.join(REPO, "roles", r, "meta", "argument_specs.yml"))
+               and os.path.exists(os.path.join(REPO, "roles", r, "tasks", "main.yml")))
 
 
 # ================================================================================ enumeration

@@ -43,6 +43,9 @@ def tasks(role, name, conditions=()):
                     yield inner, here
             elif "ansible.builtin.import_tasks" in task:
                 yield from tasks(role, task["ansible.builtin.import_tasks"], here)
+            elif (task.get("ansible.builtin.import_role") or {}).get("name") == "rdma.fabric.area_steps":
+                # the step every area role shares (the internal role's tasks file)
+                yield from tasks("area_steps", task["ansible.builtin.import_role"]["tasks_from"] + ".yml", here)
             elif "ansible.builtin.include_tasks" not in task:
                 yield task, here
 
