@@ -71,6 +71,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 
 import jinja2
 from jinja2 import meta as jinja2_meta
@@ -80,7 +81,7 @@ from ansible import constants as C
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio, _secrets
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
@@ -223,4 +224,20 @@ class _RenderCache(object):
 
 
 def _write_atomic(path, text):
-    _fileio.write_atomic(path, text, 0o600, make_dirs=0o700)
+    """The run cache's file, written whole under a temporary name and renamed (a reader sees it
+    whole or not at all). Not synced to disk: the cache lives as long as the run's temporary
+    directory, and a lost file is rendered again; _fileio's fsync of the file and the directory
+    was a third of a render's cost per host."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, 0o700, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
 
@@ -51,6 +52,7 @@ AREA_OBJECTS = _registry.modules(role_spec=True)
 CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
+_DEFAULTS = {}
 # libyaml's safe loader where PyYAML has it (about ten times faster than the pure-Python one)
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -128,13 +130,55 @@ def role_options(role):
     return _OPTIONS[role]
 
 
+def _canonical(value):
+    """A value as text that tells types apart (1, 1.0, True and '1' differ), for comparing a host's
+    value with the role's default."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _has_template(value):
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value or "{#" in value
+    if isinstance(value, dict):
+        return any(_has_template(k) or _has_template(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_template(v) for v in value)
+    return False
+
+
+def checked_defaults(role):
+    """``{variable: canonical value}`` of the role's defaults (defaults/main.yml) that its argument
+    spec accepts as they are: plain values (no template), not required, that the check leaves
+    unchanged. A host whose value is the same (same type, same value) has nothing to check there:
+    checked_variables checks only the others. When the defaults together fail the check, none is
+    trusted and every variable is checked (read once per process, like the argument specs)."""
+    if role not in _DEFAULTS:
+        trusted = {}
+        try:
+            options = role_options(role)
+            with open(os.path.join(_COLLECTION, "roles", role, "defaults", "main.yml")) as handle:
+                defaults = yaml.load(handle, Loader=_YAML_LOADER) or {}   # a safe loader
+            plain = dict((name, value) for name, value in defaults.items()
+                         if name in options and not options[name].get("required") and not _has_template(value))
+            result = ArgumentSpecValidator(dict((name, options[name]) for name in plain)).validate(dict(plain))
+            if not result.error_messages:
+                trusted = dict((name, _canonical(value)) for name, value in plain.items()
+                               if _canonical(result.validated_parameters.get(name)) == _canonical(value))
+        except (OSError, KeyError, TypeError, ValueError, AttributeError, yaml.YAMLError):
+            trusted = {}
+        _DEFAULTS[role] = trusted
+    return _DEFAULTS[role]
+
+
 def preload(roles):
-    """Read the argument specs of ``roles`` now. The drift check's action calls it when the
-    strategy imports it in the controller's main process: each task's worker is a fork of that
-    process and finds them read, where it would parse them again for every host."""
+    """Read the argument specs of ``roles``, and check their defaults, now. The drift check's
+    action calls it when the strategy imports it in the controller's main process: each task's
+    worker is a fork of that process and finds them read, where it would parse them again for
+    every host."""
     for role in roles:
         try:
             role_options(role)
+            checked_defaults(role)
         except (OSError, KeyError, TypeError, yaml.YAMLError):
             pass   # the worker reads it again and reports the error where it is used
 
@@ -145,8 +189,13 @@ def checked_variables(role, get, others=()):
     spec refuses is an error naming the variable and the value (a secret's name only)."""
     options = role_options(role)
     variables = dict((name, get(name)) for name in options)
+    # a value that is the role's checked default (checked_defaults) passes as it is: only the
+    # others are checked, per host (most of a fleet's variables are the defaults)
+    trusted = checked_defaults(role)
+    checked = [name for name in options if name not in trusted or _canonical(variables[name]) != trusted[name]]
     try:
-        result = ArgumentSpecValidator(options).validate(variables)
+        result = ArgumentSpecValidator(dict((name, options[name]) for name in checked)).validate(
+            dict((name, variables[name]) for name in checked))
     except (TypeError, ValueError):
         # ansible-core 2.16's validator raises on some values of the wrong shape (a list for an int
         # with choices joins its items as text): name each variable whose own check raises
@@ -156,8 +205,8 @@ def checked_variables(role, get, others=()):
                                                                    for m in result.error_messages)))
     # a number the inventory gives as a template is text before ansible-core 2.19's native
     # types ("{{ roce_qos_roce_dscp }}" is '26'): the spec's conversion, as the role's own check does
-    for name, option in options.items():
-        if option.get("type") in ("int", "float") and isinstance(variables.get(name), str):
+    for name in checked:
+        if options[name].get("type") in ("int", "float") and isinstance(variables.get(name), str):
             variables[name] = result.validated_parameters[name]
     variables.update((name, get(name, None)) for name in others)
     return variables
