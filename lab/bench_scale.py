@@ -26,7 +26,10 @@ strategy=linear|free|mitogen_linear|mitogen_free (the mitogen ones need
 ANSIBLE_STRATEGY_PLUGINS pointing at ansible_mitogen/plugins/strategy), poll=SECONDS (the
 strategy's internal_poll_interval: an ansible.cfg of that run), cfg=PATH (ANSIBLE_CONFIG, relative
 to the top directory, e.g. examples/ansible.cfg): the environment of that run only; play=PATH runs
-that playbook instead of the case's (an experiment's variant); burn=SECONDS (the burn case). A run that fails
+that playbook instead of the case's (an experiment's variant); burn=SECONDS (the burn case);
+collections=PATH (ANSIBLE_COLLECTIONS_PATH: another checkout of the collection as rdma.fabric, e.g. a
+clone of the commit before a change, under PATH/ansible_collections/rdma/fabric: before and after
+side by side in the same rounds). A run that fails
 is reported and left out of the medians; the bench goes on.
 
 Per run: wall time; controller CPU (user+sys) of the whole ansible-playbook process tree,
@@ -77,7 +80,7 @@ PING_PLAY = """---
 """
 SETTINGS = {"forks": "ANSIBLE_FORKS", "pipelining": "ANSIBLE_PIPELINING",
             "strategy": "ANSIBLE_STRATEGY", "poll": "internal_poll_interval", "cfg": "ANSIBLE_CONFIG",
-            "play": "play", "burn": "burn"}
+            "play": "play", "burn": "burn", "collections": "ANSIBLE_COLLECTIONS_PATH"}
 BURN_PLAY = """---
 - name: One task that only burns node CPU (the simulation's share of the figures)
   hosts: all
@@ -109,6 +112,8 @@ def parse_case(text):
             env["ANSIBLE_CONFIG"] = "[defaults]\ninternal_poll_interval = %s\n" % value
         elif key == "cfg":
             env["ANSIBLE_CONFIG"] = os.path.join(TOP, value)
+        elif key == "collections":
+            env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(TOP, value)
         elif key == "play":
             play = os.path.join(TOP, value)
         elif key == "burn":

@@ -98,3 +98,9 @@ def test_summary_is_one_line_per_size_with_ratios_to_that_sizes_ping():
         in line16
     # 64: the failed drift run is left out; no re-run or first converge there
     assert "| 0.100 s (1) | 0.250 s (2.50x, 1) | - | - |" in line64
+
+
+def test_collections_runs_another_checkout_of_the_collection():
+    case = B.parse_case("drift:collections=/tmp/before/.cache/collections+forks=50")
+    assert case["base"] == "drift"
+    assert case["env"] == {"ANSIBLE_COLLECTIONS_PATH": "/tmp/before/.cache/collections", "ANSIBLE_FORKS": "50"}
