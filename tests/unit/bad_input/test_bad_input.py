@@ -27,7 +27,7 @@ from ansible_collections.rdma.fabric.plugins.modules import (
     state_check,
 )
 from ansible_collections.rdma.fabric.tests.unit import helpers
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.resources.test_pcie_acs import SWITCH_TREE
 
 import yaml
 

@@ -32,7 +32,7 @@ from ansible_collections.rdma.fabric.plugins.modules import (
 )
 from ansible_collections.rdma.fabric.tests.unit import helpers
 from ansible_collections.rdma.fabric.tests.unit.bad_input.test_bad_input import _roce_settings
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.resources.test_pcie_acs import SWITCH_TREE
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.test_dcqcn import make_tree
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.test_lldp_dcb import FakeLldpad
 from ansible_collections.rdma.fabric.tests.unit.plugins.modules.test_mlnx_qos import FakeMlnxQos

@@ -22,7 +22,7 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
-from ansible_collections.rdma.fabric.tests.unit.plugins.filter.test_area_opensm import renderer, variables
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas.test_area_opensm import renderer, variables
 
 INJECTED = "\nINJECTED 1"
 

@@ -106,7 +106,7 @@ def _opensm(tmp_path, monkeypatch):
     def gather(module, ca=None, port=None, timeout=None):
         return answer, ""
     monkeypatch.setattr(_sm_info, "gather", gather)
-    from ansible_collections.rdma.fabric.tests.unit.plugins.filter.test_area_opensm import spec
+    from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas.test_area_opensm import spec
     return spec()
 
 

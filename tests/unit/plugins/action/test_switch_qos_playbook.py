@@ -21,10 +21,10 @@ import yaml
 
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
+# the health check's captured lldptool text
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health_lossless as L
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "tests", "unit", "plugins", "module_utils"))
-import test_health_lossless as L  # noqa: E402  (the health check's captured lldptool text)
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "switch_qos.yml")
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")

@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.rdma.fabric.plugins.filter.health import FilterModule
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, build_host
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import TOPO_TEXT, build_host
 
 health_findings = FilterModule().filters()["health_findings"]
 GPU_LIST = [{"index": 0, "pci_address": "0000:18:00.0", "model": "H100", "uuid": "GPU-a"},

@@ -20,7 +20,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.filter.rail_plan import FilterModule
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan as rp
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import TOPO_TEXT, host_sysfs
 
 FILTERS = FilterModule().filters()
 V4_POOLS = ["10.10.%d.0/24" % rail for rail in range(4)]

@@ -14,9 +14,9 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.modules import gdr_readiness
 from ansible_collections.rdma.fabric.tests.unit import helpers, samples
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import (
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_gdr_readiness import (
     LSPCI, OPEN_DRIVER, PROC_MODULES)
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
 
 TOPO = samples.load("nvidia_smi_topo.txt")
 

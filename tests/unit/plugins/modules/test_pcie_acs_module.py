@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.modules import pcie_acs
 from ansible_collections.rdma.fabric.tests.unit import helpers, samples
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.resources.test_pcie_acs import SWITCH_TREE
 
 LSPCI = samples.load("lspci_pcie.txt")
 REDIR = "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.rdma.fabric.plugins.modules import rdma_facts
 from ansible_collections.rdma.fabric.tests.unit import helpers, samples
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import GPU_QUERY, TOPO_TEXT, host_sysfs
 
 SHOW_GIDS = samples.load("show_gids.txt")
 IBSTAT = samples.load("ibstat.txt")

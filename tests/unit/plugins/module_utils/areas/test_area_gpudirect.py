@@ -24,10 +24,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.resources import _pcie
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import gpudirect as G
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as role_specs
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_gdr_readiness import raw
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_gdr_readiness import raw
 
 F = FilterModule().filters()
-ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "gpudirect")
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "gpudirect")
 with open(os.path.join(ROLE, "defaults", "main.yml")) as _handle:
     DEFAULTS = yaml.safe_load(_handle)
 

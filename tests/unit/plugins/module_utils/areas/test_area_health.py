@@ -19,7 +19,7 @@ from ansible_collections.rdma.fabric.plugins.plugin_utils._node_package import m
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULE_UTILS = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "plugins", "module_utils"))
+MODULE_UTILS = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "..", "plugins", "module_utils"))
 ENTRY = os.path.join(MODULE_UTILS, "reports/_health_timer.py")
 REPO = os.path.abspath(os.path.join(MODULE_UTILS, "..", ".."))
 

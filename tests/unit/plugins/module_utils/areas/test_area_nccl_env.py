@@ -24,10 +24,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_fac
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nccl_env as N
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as S
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT, host_sysfs
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import TOPO_TEXT, host_sysfs
 
 F = FilterModule().filters()
-ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "nccl_env")
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "nccl_env")
 with open(os.path.join(ROLE, "defaults", "main.yml")) as _handle:
     DEFAULTS = yaml.safe_load(_handle)
 

@@ -12,7 +12,7 @@ import yaml
 from ansible_collections.rdma.fabric.plugins.filter.area import area_errors, area_plan, area_records
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 
 
 def _defaults(**over):

@@ -25,7 +25,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_ar
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm
 
 F = FilterModule().filters()
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 ROLE = os.path.join(REPO, "roles", "opensm")
 KEY = "0x00000000c0ffee01"
 GUID = "0x0000000000100001"

@@ -18,7 +18,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import rails
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _rail_plan, _rails_role, _role_specs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", ".."))
 NICS = [{"netdev": "enp24s0np0", "device": "mlx5_0"}, {"netdev": "enp64s0np0", "device": "mlx5_1"}]
 SYSCTLS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
 

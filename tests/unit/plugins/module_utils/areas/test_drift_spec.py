@@ -15,12 +15,12 @@ from ansible_collections.rdma.fabric.plugins.filter.area import area_plan
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import health as H
-from ansible_collections.rdma.fabric.tests.unit.plugins import test_drift_node_plan as node_plan
-from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_gpudirect as gpudirect_tests
-from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_nccl_env as nccl
-from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_opensm as opensm_tests
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.drift import test_drift_node_plan as node_plan
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas import test_area_gpudirect as gpudirect_tests
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas import test_area_nccl_env as nccl
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas import test_area_opensm as opensm_tests
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 
 
 def _json(value):
@@ -73,7 +73,7 @@ def nccl_facts(tmp_path, monkeypatch):
 
 
 def test_nccl_env_and_nic_firmware_plans_leave_their_spec(nccl_facts):
-    from ansible_collections.rdma.fabric.tests.unit.plugins.filter import test_area_nic_firmware as nf
+    from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas import test_area_nic_firmware as nf
     spec = nf._defaults()
     plan = area_plan(nf._facts(("mlx5_0", "0000:17:00.0", "Ethernet")), "nic_firmware", spec)
     assert _spec.load(plan["drift_spec"]["files"][0]["content"], "nic_firmware")[0] == _json(spec)

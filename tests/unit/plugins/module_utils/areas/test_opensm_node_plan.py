@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import opensm as F
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _node_files as NF
 
-ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "opensm")
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "opensm")
 
 
 def role_vars():

@@ -15,7 +15,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qo
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
 
-from switch_qos_helpers import ROCE_DEFAULTS, leaf
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import ROCE_DEFAULTS, leaf
 
 
 def test_intent_follows_the_hosts_roce_qos_defaults():
@@ -117,7 +117,7 @@ def test_records_have_the_drift_shape():
 def test_the_argument_spec_choices_are_the_table_of_switch_oses():
     import os
     import yaml
-    from switch_qos_helpers import REPO
+    from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import REPO
     with open(os.path.join(REPO, "roles", "switch_qos", "meta", "argument_specs.yml")) as handle:
         options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
     assert sorted(options["switch_qos_os"]["choices"]) == sorted(_render.OSES)

@@ -156,7 +156,7 @@ IBSTAT_PORTS = [
 
 def opensm_spec(**override):
     """The opensm area's spec (areas/opensm.py), the role's templates rendered with its slots."""
-    from ansible_collections.rdma.fabric.tests.unit.plugins.filter.test_area_opensm import spec
+    from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas.test_area_opensm import spec
     return spec(**dict({"query_environment": {"SIM_HOST": "Hca2"}}, **override))
 
 

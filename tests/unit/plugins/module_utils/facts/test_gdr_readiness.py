@@ -12,8 +12,8 @@ __metaclass__ = type
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _gdr_readiness as gdr
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts as rf
 from ansible_collections.rdma.fabric.tests.unit import samples
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_pcie_acs import SWITCH_TREE
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import TOPO_TEXT
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.resources.test_pcie_acs import SWITCH_TREE
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import TOPO_TEXT
 
 TOPO = samples.load("nvidia_smi_topo.txt")
 

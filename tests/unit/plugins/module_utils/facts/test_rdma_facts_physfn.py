@@ -10,7 +10,7 @@ import os
 
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_facts
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import nic_firmware
-from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.test_rdma_facts import add_rdma, roce_port
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.facts.test_rdma_facts import add_rdma, roce_port
 
 
 def test_a_virtual_function_names_its_physical_function_and_is_never_configured(tmp_path, monkeypatch):

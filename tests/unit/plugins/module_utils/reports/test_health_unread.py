@@ -119,7 +119,7 @@ def test_the_gate_keeps_an_unread_state_a_finding():
     assert [f["check"] for f in _health.judge(facts)] == ["sm"]
 
 
-LAB_SM_RAW = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "health", "lab-sm-01-health-raw.json")
+LAB_SM_RAW = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "health", "lab-sm-01-health-raw.json")
 
 
 def test_the_lab_sm_node_as_rdma_health_read_it_is_clean(monkeypatch):

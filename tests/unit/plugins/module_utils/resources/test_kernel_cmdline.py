@@ -15,7 +15,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _grub_config as grub
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _kernel_args as ka
 
-FIX = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "grub")
+FIX = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "grub")
 DEV_LIST = "disable_acs_redir=0000:17:00.0;0000:18:00.0"
 
 

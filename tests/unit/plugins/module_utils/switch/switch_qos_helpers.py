@@ -15,7 +15,7 @@ import yaml
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qos
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".."))
 with open(os.path.join(REPO, "roles", "roce_qos", "defaults", "main.yml")) as _handle:
     ROCE_DEFAULTS = yaml.safe_load(_handle)
 with open(os.path.join(REPO, "roles", "switch_qos", "defaults", "main.yml")) as _handle:

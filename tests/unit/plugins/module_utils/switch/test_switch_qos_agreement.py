@@ -14,7 +14,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qo
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _agreement
 
-import test_health_lossless as L
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health_lossless as L
 from switch_qos_helpers import leaf
 
 PORT = {"name": "Ethernet12", "speed": 400, "host": "lab-hgx-01", "host_interface": "eth0"}
