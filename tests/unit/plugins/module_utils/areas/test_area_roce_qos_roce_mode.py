@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_rollback
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos
 
-from test_area_roce_qos import F, FACTS, errors, plan, settings
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.areas.test_area_roce_qos import F, FACTS, errors, plan, settings
 
 
 def test_default_is_roce_v2_on_every_roce_port(monkeypatch):

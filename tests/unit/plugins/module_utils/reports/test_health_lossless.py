@@ -25,7 +25,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _mlnx_qos
 
-import test_health as T
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health as T
 
 LL = samples.load("lldptool.txt")
 LAY = samples.load("lldptool_layouts.txt")

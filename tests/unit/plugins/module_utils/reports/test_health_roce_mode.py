@@ -15,7 +15,7 @@ import os
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
-import test_health as T
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health as T
 
 S0, S1 = "mlx5_0 port 1 (eth0)", "mlx5_1 port 1 (eth1)"
 

@@ -22,7 +22,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.facts import _rdma_fac
 from ansible_collections.rdma.fabric.plugins.modules import rdma_health
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
-import test_health as T
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health as T
 
 S0, S1 = "mlx5_0 port 1 (eth0)", "mlx5_1 port 1 (eth1)"
 

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qos
 
-import test_health_lossless as L
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health_lossless as L
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import leaf
 
 

@@ -15,7 +15,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_r
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _agreement
 
 from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.reports import test_health_lossless as L
-from switch_qos_helpers import leaf
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import leaf
 
 PORT = {"name": "Ethernet12", "speed": 400, "host": "lab-hgx-01", "host_interface": "eth0"}
 

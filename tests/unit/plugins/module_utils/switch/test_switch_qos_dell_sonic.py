@@ -23,7 +23,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._common import 
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
 from ansible_collections.rdma.fabric.tests.unit import helpers
 
-from switch_qos_helpers import leaf
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import leaf
 
 pytest.importorskip("ansible_collections.dellemc.enterprise_sonic.plugins.modules.sonic_qos_wred")
 
@@ -174,7 +174,7 @@ def test_the_apply_tasks_run_every_step_with_its_module(plan):
     names, its config from that step; the rebooting step only with switch_qos_allow_reboot."""
     import os
     import yaml
-    from switch_qos_helpers import REPO
+    from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import REPO
     with open(os.path.join(REPO, "roles", "switch_qos", "tasks", "apply_dell_sonic.yml")) as handle:
         tasks = yaml.safe_load(handle)
     rendered = steps(plan)

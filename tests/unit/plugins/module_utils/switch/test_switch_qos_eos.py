@@ -17,7 +17,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qo
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
 
-from switch_qos_helpers import leaf
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import leaf
 
 pyavd = pytest.importorskip("pyavd")
 

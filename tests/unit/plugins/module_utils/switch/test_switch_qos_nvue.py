@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import switch_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.switch import _render
 
-from switch_qos_helpers import leaf
+from ansible_collections.rdma.fabric.tests.unit.plugins.module_utils.switch.switch_qos_helpers import leaf
 
 
 def _plan(**kwargs):
