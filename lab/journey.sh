@@ -24,6 +24,11 @@ NEW_NODE=lab-hgx-02
 PFC_NODE=lab-hgx-01 PFC_PORT=enp24s0np0
 FAST=(-e fabric_test_duration=2
       -e '{"rdma_fabric_environment": {"SYSFS_PATH": "/run/fabricsim/sys", "FABRICSIM_PERFTEST_TIME_SCALE": "0"}}')
+# the scheduler gate (docs/scheduler.md) on the lab's Slurm, with a recovery window of one run (DOMAIN §9);
+# the node an administrator drains by hand, the node whose HealthCheckProgram acts alone, the node rebooted
+GATE=(-e scheduler_gate=slurm -e scheduler_gate_recovery_runs=1)
+SLURM_CTL=lab-sm-01 ADMIN_NODE=lab-hgx-03 ADMIN_REASON="hw ticket 4411 journey" HCP_NODE=lab-dgx-01 HCP_DEV=mlx5_0
+REBOOT_NODE=lab-hgx-01
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 UP=yes ONLY=
@@ -115,9 +120,11 @@ assert verdict["passed"] is True, verdict
 print("admitted:", verdict["host"], "provisional" if verdict.get("provisional") else "")
 PY
 }
-onboard_refuses() {  # onboard_refuses HOST RAIL: the onboarding gate names HOST and RAIL
-  fails play playbooks/fabric_test.yml --limit "$1" -e '{"fabric_test_known_good": ["lab-hgx-02", "lab-hgx-03"]}' \
-    -e fabric_test_report_dir="$OUT/onboard-fault" "${FAST[@]}" || return 1
+onboard_refuses() {  # onboard_refuses HOST RAIL [ansible args]: the onboarding gate names HOST and RAIL
+  local host=$1 rail=$2; shift 2
+  fails play playbooks/fabric_test.yml --limit "$host" -e '{"fabric_test_known_good": ["lab-hgx-02", "lab-hgx-03"]}' \
+    -e fabric_test_report_dir="$OUT/onboard-fault" "${FAST[@]}" "$@" || return 1
+  set -- "$host" "$rail"
   assert_fabric_names "$OUT/onboard-fault" "$1" "$2"
 }
 drift_names() {  # drift_names PATTERN: the drift check fails and a record matches PATTERN
@@ -147,9 +154,107 @@ print("node timer drift metric:", drifted or "all 0")
 PY
 }
 
+# ------------------------------------------------------------------ the scheduler gate's checks
+slurm_state() {  # slurm_state NODE: "STATE|REASON" as sinfo prints them (the reason whole)
+  podman exec "$SLURM_CTL" sinfo -h -N -n "$1" -o '%T|%250E' | head -1 | sed 's/ *$//'
+}
+expect_slurm() {  # expect_slurm NODE STATE-REGEX REASON-REGEX (a '*' after the state: slurmctld has not
+  # heard from slurmd since the change, for a few seconds after an UNDRAIN)
+  local got
+  got=$(slurm_state "$1")
+  echo "slurm: $1 $got"
+  echo "$got" | grep -Eq -- "^($2)[*]?\|($3)\$" || { echo "journey: $1 expected state /$2/ reason /$3/, got: $got"; return 1; }
+}
+admin_drains() {  # an administrator drains a node by hand, with a reason of their own
+  podman exec "$SLURM_CTL" scontrol update NodeName="$ADMIN_NODE" State=DRAIN Reason="$ADMIN_REASON" || return 1
+  expect_slurm "$ADMIN_NODE" drained "$ADMIN_REASON"
+}
+gate_drains() {  # the fabric test with the gate: BAD_NODE drained naming the rail and figure, a job for it pending
+  fabric_names fabric-fault "$BAD_NODE" "$BAD_RAIL" "${GATE[@]}" || return 1
+  expect_slurm "$BAD_NODE" 'drained|draining' "rdma\.fabric: perftest\.[a-z_]+ rail$BAD_RAIL/$BAD_DEV .*[0-9.]+ Gb/s.*" || return 1
+  expect_slurm "$ADMIN_NODE" drained "$ADMIN_REASON" || return 1
+  local job
+  job=$(podman exec "$SLURM_CTL" sbatch --parsable -w "$BAD_NODE" --wrap true) || return 1
+  echo "$job" >"$OUT/gate-job"
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do   # the scheduler's first pass gives the pending job its reason
+    podman exec "$SLURM_CTL" squeue -h -j "$job" -o '%i %T %r' >"$OUT/gate-job-state"
+    grep -q 'ReqNodeNotAvail' "$OUT/gate-job-state" && break
+    sleep 0.5
+  done
+  cat "$OUT/gate-job-state"
+  grep -q 'PENDING.*ReqNodeNotAvail' "$OUT/gate-job-state" || { echo "journey: job $job for $BAD_NODE is not pending"; return 1; }
+}
+gate_keeps_out() {  # onboarding with the gate: the node not admitted stays drained
+  onboard_refuses "$BAD_NODE" "$BAD_RAIL" "${GATE[@]}" || return 1
+  expect_slurm "$BAD_NODE" 'drained|draining' "rdma\.fabric: perftest\.[a-z_]+ rail$BAD_RAIL/$BAD_DEV .*"
+}
+gate_resumes() {  # the fault cleared: resumed after the recovery window (one run), the job ran, the admin's drain kept
+  fabric_test "$OUT/fabric-again" "${GATE[@]}" && assert_fabric_green "$OUT/fabric-again" || return 1
+  expect_slurm "$BAD_NODE" 'idle|mixed|allocated|completing' 'none' || return 1
+  expect_slurm "$ADMIN_NODE" drained "$ADMIN_REASON" || return 1
+  local job i
+  job=$(cat "$OUT/gate-job")
+  for i in $(seq 1 20); do
+    [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] && break
+    sleep 1
+  done
+  [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] || { echo "journey: job $job still queued"; return 1; }
+  echo "job $job ran on $BAD_NODE once it was resumed"
+  # the administrator ends their own drain (the gate never does)
+  podman exec "$SLURM_CTL" scontrol update NodeName="$ADMIN_NODE" State=UNDRAIN
+}
+hcp() {  # the HealthCheckProgram as slurmd runs it (root, SLURMD_NODENAME), without Ansible
+  podman exec -e SLURMD_NODENAME="$HCP_NODE" "$HCP_NODE" /usr/local/lib/rdma-fabric/rdma-fabric-scheduler-gate
+}
+node_timer() { podman exec "$HCP_NODE" systemctl start rdma-fabric-health.service; }
+hcp_drains() {  # the node timer reports a failure: the node drains itself; cleared, it resumes after 2 new verdicts
+  podman exec "$HCP_NODE" fabricsim fault link-down "$HCP_DEV" >/dev/null || return 1
+  node_timer; hcp || return 1
+  expect_slurm "$HCP_NODE" drained "rdma\.fabric: health\.[a-z_]+ .* failing \(node timer .*" || return 1
+  podman exec "$HCP_NODE" fabricsim clear >/dev/null || return 1
+  node_timer; hcp || return 1
+  expect_slurm "$HCP_NODE" drained ".*\[healthy 1/2 since .*\]" || return 1
+  hcp || return 1     # slurmd runs it again before the timer's next verdict: not counted twice
+  expect_slurm "$HCP_NODE" drained ".*\[healthy 1/2 since .*\]" || return 1
+  node_timer; hcp || return 1
+  expect_slurm "$HCP_NODE" 'idle|mixed|allocated' 'none'
+}
+reboot_gated() {  # a node booted without iommu=pt: the gpudirect reboot drains it first (its job waited for), resumes it after
+  local job boots i
+  boots=$(podman exec "$REBOOT_NODE" sh -c 'wc -l < /var/lib/sim-boot/boots') || return 1
+  podman exec "$REBOOT_NODE" sed -i 's/ *iommu=pt//' /run/fabricsim/proc/cmdline || return 1
+  # a job still running when the drain comes: the reboot waits for it (draining, then drained); the job
+  # ends (scancel, as a user would) a second after the node shows draining, so the wait is short and sure
+  job=$(podman exec "$SLURM_CTL" sbatch --parsable -w "$REBOOT_NODE" --wrap 'sleep 300') || return 1
+  for i in $(seq 1 20); do
+    [ "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T)" = RUNNING ] && break
+    sleep 0.5
+  done
+  ( for i in $(seq 1 240); do
+      case "$(slurm_state "$REBOOT_NODE")" in draining*) sleep 1; podman exec "$SLURM_CTL" scancel "$job"; exit 0 ;; esac
+      sleep 0.5
+    done; podman exec "$SLURM_CTL" scancel "$job" ) &
+  local ender=$!
+  play playbooks/gpudirect.yml --limit "$REBOOT_NODE" "${GATE[@]}" -e scheduler_gate_wait_timeout=60 || { wait "$ender"; return 1; }
+  wait "$ender"
+  expect_slurm "$REBOOT_NODE" 'idle|mixed|allocated' 'none' || return 1
+  # slurmctld's own record: drained for the reboot, then resumed
+  podman exec "$SLURM_CTL" journalctl -u slurmctld --no-pager -o cat \
+    | grep -E "node $REBOOT_NODE (reason set to: rdma\.fabric: maintenance reboot|state set to)" | tail -3 | tee "$OUT/reboot-slurmctld.log"
+  grep -q "reason set to: rdma.fabric: maintenance reboot gpudirect" "$OUT/reboot-slurmctld.log" || return 1
+  grep -q "state set to DRAINING" "$OUT/reboot-slurmctld.log" || { echo "journey: $REBOOT_NODE was not draining (its job had ended)"; return 1; }
+  [ "$(podman exec "$REBOOT_NODE" sh -c 'wc -l < /var/lib/sim-boot/boots')" -gt "$boots" ] || { echo "journey: $REBOOT_NODE did not reboot"; return 1; }
+  [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] || { echo "journey: job $job still queued"; return 1; }
+  echo "gpudirect reboot: $REBOOT_NODE drained (job $job waited for), rebooted, resumed"
+}
+
 # ------------------------------------------------------------------ the journey
 fabric_green() { fabric_test "$OUT/$1" && assert_fabric_green "$OUT/$1"; }
-fabric_names() { fails fabric_test "$OUT/$1" && assert_fabric_names "$OUT/$1" "$2" "$3"; }
+fabric_names() {  # fabric_names DIR HOST RAIL [ansible args]
+  local dir=$1 host=$2 rail=$3; shift 3
+  fails fabric_test "$OUT/$dir" "$@" && assert_fabric_names "$OUT/$dir" "$host" "$rail"
+}
 ib_clean() {  # ib_clean DIR: the report there (make lab's own run), or a run of ib_fabric into it
   [ -s "$1/ib_fabric.json" ] || play playbooks/ib_fabric.yml -e ib_fabric_report_dir="$1" || return 1
   py "$1/ib_fabric.json" <<'PY'
@@ -189,16 +294,21 @@ else
   step "ib_fabric: clean against the cabling plan" ib_clean "$OUT/ib"
 fi
 step "drift check: clean" lab/lab.sh check
-step "health: no error (and the node timer installed)" lab/lab.sh health -e health_timer=true
+step "health: no error (and the node timer installed, and Slurm's HealthCheckProgram)" \
+  lab/lab.sh health -e health_timer=true -e health_scheduler_gate=slurm -e health_scheduler_gate_recovery_runs=2
 step "nic_firmware: converged, 0 writes" firmware_zero_writes
 step "onboard a reset node ($NEW_NODE): admitted" onboard_admits "$NEW_NODE"
 
-# fault 1: one rail of one GPU node degraded (a dirty optic)
+# fault 1: one rail of one GPU node degraded (a dirty optic), the scheduler gate on (Slurm), and a node an
+# administrator drained by hand with a reason of their own
+step "fault rail-degrade, gate: an administrator drains $ADMIN_NODE by hand" admin_drains
 ! chosen "fault rail-degrade" || podman exec "$BAD_NODE" fabricsim fault rail-degrade "$BAD_DEV" 0.4 >/dev/null
-step "fault rail-degrade $BAD_NODE rail $BAD_RAIL: the fabric test names it" fabric_names fabric-fault "$BAD_NODE" "$BAD_RAIL"
-step "fault rail-degrade: onboarding names it" onboard_refuses "$BAD_NODE" "$BAD_RAIL"
+step "fault rail-degrade $BAD_NODE rail $BAD_RAIL: the fabric test names it, drains it, a job waits" gate_drains
+step "fault rail-degrade: onboarding names it, the node stays drained" gate_keeps_out
 ! chosen "fault rail-degrade" || podman exec "$BAD_NODE" fabricsim clear >/dev/null
-step "cleared: the fabric test passes again" fabric_green fabric-again
+step "cleared, gate: the fabric test passes, $BAD_NODE resumed, the admin's drain kept" gate_resumes
+step "gate: the HealthCheckProgram drains $HCP_NODE on its node timer's failure, resumes after 2 verdicts" hcp_drains
+step "gate: a gpudirect reboot of $REBOOT_NODE drains first, waits for its job, resumes after" reboot_gated
 
 # fault 2: an HCA moved to the wrong leaf; fault 3: an NV value changed behind Ansible's back
 # shellcheck source=lab/faults.sh
