@@ -184,8 +184,6 @@ def node_plan(gathered, files, units=None, binaries=None, install=True):
             "change": need_install or bool(differ) or bool(units_differ), "reasons": reasons}
 
 
-
-
 # Paths and units per OS family; the plan picks one from the node's read (the facts when
 # gathered, else /etc/debian_version or /etc/redhat-release).
 #

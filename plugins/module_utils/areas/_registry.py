@@ -43,8 +43,8 @@ class Area(object):
         self.applied, self.fleet, self.timer, self.group, self.role_spec = applied, fleet, timer, group, role_spec
 
     def __repr__(self):
-        return "Area(%s)" % ", ".join("%s=%r" % (k, getattr(self, k) if k != "module" else self.module_name)
-                                     for k in self.__slots__)
+        shown = [(k, self.module_name if k == "module" else getattr(self, k)) for k in self.__slots__]
+        return "Area(%s)" % ", ".join("%s=%r" % item for item in shown)
 
     @property
     def module_name(self):

@@ -30,6 +30,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._node_module im
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _report
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
+
 def last_counters(raw):
     """{"DEV/N": {"sysfs": {name: int}, "ethtool": {name: int} or None}} of the last counter
     sample; an ``ethtool -S`` that failed or does not parse is None (``_health_read.derive``
