@@ -223,8 +223,8 @@ def _diff(result):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    settings = dict((k, params[k]) for k in ("scheduler", "reason_prefix", "recovery_runs", "recovery_seconds",
-                                               "wait_timeout"))
+    names = ("scheduler", "reason_prefix", "recovery_runs", "recovery_seconds", "wait_timeout")
+    settings = dict((k, params[k]) for k in names)
     now = time.time()
     verdicts, errors = [], []
     for index, n in enumerate(params["nodes"]):

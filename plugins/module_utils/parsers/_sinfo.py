@@ -51,8 +51,8 @@ def _expand(name):
         return [name]
     out = []
     for part in match.group("ranges").split(","):
-        low, _, high = part.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
+        low, dash, high = part.partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
             raise ValueError("not a hostlist range: %r in %r" % (part, name))
         width = len(low)
         for number in range(int(low), int(high or low) + 1):

@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import calendar
+import math
 import re
 import time
 
@@ -71,11 +72,11 @@ def settings_errors(settings, schedulers):
         errors.append("%s=%r: the consecutive healthy verdicts before a drain is lifted, an integer >= 1 (0 would "
                       "lift a drain with no healthy verdict at all)" % (_named("recovery_runs"), runs))
     seconds = settings.get("recovery_seconds")
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0 or seconds != seconds:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0 or math.isnan(seconds):
         errors.append("%s=%r: seconds >= 0 the node must stay healthy before a drain is lifted"
                       % (_named("recovery_seconds"), seconds))
     wait = settings.get("wait_timeout", 0)
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0 or wait != wait:
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0 or math.isnan(wait):
         errors.append("%s=%r: seconds >= 0 to wait for the jobs of a draining node" % (_named("wait_timeout"), wait))
     return errors
 

@@ -92,8 +92,8 @@ def verdict(node, text, config, now):
         rows = samples(text)
     except ValueError as exc:
         return no_verdict("no verdict: %s unreadable (%s)" % (config.get("textfile"), exc))
-    last = [v for n, _, v in rows if n == LAST]
-    period = [v for n, _, v in rows if n == PERIOD]
+    last = [value for name, labels, value in rows if name == LAST]
+    period = [value for name, labels, value in rows if name == PERIOD]
     if not last:
         return no_verdict("no verdict: the node timer never ran to the end")
     when = max(last)

@@ -95,7 +95,7 @@ def test_an_admins_drain_is_left_and_a_fabric_test_drain_is_not_lifted_by_the_ti
     nodes["gpu-01"].update(flags=["DRAIN"], reason="rdma.fabric: perftest.write_bw rail3/mlx5_3 180 Gb/s",
                            reason_time=int(NOW - 1000))
     slurm = FakeSlurm(nodes, lambda: NOW)
-    for _ in range(3):
+    for dummy in range(3):
         run_main(tmp_path, slurm, textfile([], NOW - 10), config=dict(CONFIG, recovery_runs=1))
     assert "DRAIN" in nodes["gpu-01"]["flags"] and all(c[0] == "sinfo" for c in slurm.calls)
     run_main(tmp_path, slurm, textfile(LINK_DOWN, NOW - 10), env={"SLURMD_NODENAME": "gpu-02"})
@@ -116,8 +116,8 @@ def test_bad_config_refused_by_name(tmp_path, capsys):
 
 
 def test_runner_timeout_is_bounded():
-    rc, _, err = hcp.runner(0.2)(["sleep", "5"])
-    assert rc == 124 and "no answer within" in err
+    rc, out, err = hcp.runner(0.2)(["sleep", "5"])
+    assert rc == 124 and "no answer within" in err and out == ""
 
 
 def test_role_ships_the_entrys_closure():
