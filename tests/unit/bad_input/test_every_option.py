@@ -558,8 +558,10 @@ ENTRY_BASE = {
     ("state_check", "resources"): {"resource": "node_files", "config": {"files": []}},
     ("gpudirect", "gpudirect_kernel_arguments"): {"name": "iommu", "value": "pt"},
     ("roce_qos", "roce_qos_dscp2prio_extra"): {"dscp": 10, "priority": 1},
+    ("scheduler_gate", "nodes"): {"name": "n1", "scopes": ["health"]},
 }
-ARGS_BASE = {"kernel_cmdline": _kc(), "fabric_test_report": {"verdict": VERDICT}}
+ARGS_BASE = {"kernel_cmdline": _kc(), "fabric_test_report": {"verdict": VERDICT},
+             "scheduler_gate": {"scheduler": "slurm"}}
 
 
 def _place(owner, spec, path, value):
