@@ -20,7 +20,8 @@ TEMPLATES = sorted(glob.glob(os.path.join(REPO, "roles", "*", "templates", "*.j2
 def _defaults():
     """Every role's defaults, as the roles' templates see them, and the plan values they use."""
     data = {}
-    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "defaults", "main.yml"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "roles", "*", "defaults", "main.yml"))
+                       + glob.glob(os.path.join(REPO, "roles", "*", "vars", "main.yml"))):
         with open(path) as handle:
             data.update(yaml.safe_load(handle) or {})
     data.update({
