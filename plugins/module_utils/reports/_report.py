@@ -21,78 +21,15 @@ import xml.etree.ElementTree as ET
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health
 
-RECORD_KEYS = ("host", "area", "object", "setting", "expected", "actual")
+# the record primitives live in common/_records (the areas and the drift check use them without
+# importing the reports); the writers here and their users keep these names
+from ansible_collections.rdma.fabric.plugins.module_utils.common._records import (  # noqa: F401 pylint: disable=unused-import
+    RECORD_KEYS, drift_records, keyed, leaf_differences, module_objects)
 # health findings (rdma.fabric.rdma_health, the health_findings filter)
 FINDING_KEYS = ("host", "check", "subject", "severity", "expected", "actual", "diagnosis", "remedy")
 FINDING_TABLE = ("host", "severity", "check", "subject", "expected", "actual", "diagnosis")
 # checks that could not run (rdma_health ``skipped_checks``): no healthy verdict
 SKIP_KEYS = ("host", "check", "subject", "reason")
-
-
-def leaf_differences(expected, actual, path=""):
-    """``[(setting, expected, actual)]`` for every leaf where the two differ. Dicts are
-    walked key by key; lists and scalars are leaves (a PFC list is one setting)."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        out = []
-        for key in sorted(set(expected) | set(actual), key=str):
-            sub = "%s.%s" % (path, key) if path else str(key)
-            out.extend(leaf_differences(expected.get(key), actual.get(key), sub))
-        return out
-    if expected != actual:
-        return [(path or "value", expected, actual)]
-    return []
-
-
-def drift_records(host, area, objects):
-    """Records from ``[(object, expected, actual)]``, one per differing leaf setting."""
-    records = []
-    for name, expected, actual in objects:
-        for setting, want, have in leaf_differences(expected, actual):
-            records.append({"host": host, "area": area, "object": name, "setting": setting,
-                            "expected": want, "actual": have})
-    return records
-
-
-def keyed(state):
-    """Lists of identity-keyed dicts as dicts, so that one entry that differs is one setting:
-    a DSCP map ``[{dscp, priority}]`` becomes ``{dscp: priority}``."""
-    if isinstance(state, dict):
-        out = {}
-        for key, value in state.items():
-            if (isinstance(value, list) and value and all(isinstance(v, dict) and set(v) == set(("dscp", "priority"))
-                                                          for v in value)):
-                value = dict((str(v["dscp"]), v["priority"]) for v in value)
-            out[key] = value
-        return out
-    return state
-
-
-def module_objects(result, key_fields=("interface", "rdma_device", "port")):
-    """``[(object, after, before)]`` of a resource-engine module result: per-object
-    ``before``/``after`` lists (or dicts for a single-object module). In check mode
-    ``after`` is what the run would make: the expected state. node_files results are split
-    per file and per unit."""
-    if not isinstance(result, dict) or result.get("skipped"):
-        return []
-    before, after = result.get("before"), result.get("after")
-    if isinstance(before, dict) and isinstance(after, dict) and set(before) == set(("files", "units")):
-        out = []
-        for kind in ("files", "units"):
-            for name in sorted(set(before[kind]) | set(after[kind])):
-                want, have = after[kind].get(name), before[kind].get(name)
-                if kind == "files" and (want or {}).get("state") != (have or {}).get("state"):
-                    # a file missing (or there when it should not be) is one setting, not five
-                    want, have = {"state": (want or {}).get("state")}, {"state": (have or {}).get("state")}
-                out.append((name, want, have))
-        return out
-    if isinstance(before, dict) or isinstance(after, dict):
-        return [("", keyed(after), keyed(before))]
-    out = []
-    for old, new in zip(before or [], after or []):
-        name = next((str(old[k]) for k in key_fields if old.get(k) is not None), "")
-        strip = dict((k, v) for k, v in old.items() if k not in key_fields)
-        out.append((name, keyed(dict((k, v) for k, v in (new or {}).items() if k not in key_fields)), keyed(strip)))
-    return out
 
 
 def sort_records(records, keys=RECORD_KEYS):
