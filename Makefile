@@ -18,7 +18,7 @@ help:
 	@echo "make bench-opensm OpenSM failover on ibsim fat trees of 36 to 2048 HCAs (a benchmark, not a test)"
 	@echo "make scale N=64   the scale lab: N light nodes (lab/scale.sh); make scale-destroy removes them"
 	@echo "make bench-scale  fleet-size benchmark on the scale lab, N=16,64,200 (a benchmark, not a test); NODES=16,64 PAIRS=3"
-	@echo "                  its profile: docs/scale.md \"Where the controller's time goes\" (py-spy, lab/scale/profile_breakdown.py)"
+	@echo "                  its profile: lab/scale/profile_run.py (cProfile, every worker), docs/scale.md \"Where the controller's time goes\""
 
 lab:
 	@lab/lab.sh up
