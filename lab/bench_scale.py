@@ -383,9 +383,11 @@ def summary(rows):
             else:
                 cells.append("%.3f s (%d)" % (med["ctl_cpu_s_per_host"], runs))
         drift, drift_runs = median_rows(rows, nodes, "drift")
-        cells.append("%.0f / %.0f (%.2fx)" % (drift["ctl_peak_mib"], ping["ctl_peak_mib"],
-                                               drift["ctl_peak_mib"] / ping["ctl_peak_mib"])
-                     if drift_runs and ping_runs and ping["ctl_peak_mib"] else "-")
+        peak = "-"
+        if drift_runs and ping_runs and ping["ctl_peak_mib"]:
+            peak = "%.0f / %.0f (%.2fx)" % (drift["ctl_peak_mib"], ping["ctl_peak_mib"],
+                                            drift["ctl_peak_mib"] / ping["ctl_peak_mib"])
+        cells.append(peak)
         loads = [r["load1"] for r in rows if r["nodes"] == nodes and r.get("load1") is not None]
         cells.append("%.1f-%.1f" % (min(loads), max(loads)) if loads else "-")
         out.append("| " + " | ".join(cells) + " |")
