@@ -16,6 +16,8 @@ import os
 import time
 
 import yaml
+from ansible.errors import AnsibleError
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
@@ -71,6 +73,22 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         args = self._task.args
         switch = task_vars.get("inventory_hostname")
+        # the task's own arguments first: a bad one is the error, before any variable is read
+        writing = args.get("write", True)
+        if not isinstance(writing, bool):
+            try:
+                writing = boolean(writing, strict=True)
+            except TypeError:
+                raise AnsibleError("switch_qos_plan: write=%r: expected true or false" % (writing,))
+        if writing:
+            report_dir = args.get("report_dir")
+            if not isinstance(report_dir, str) or not report_dir.strip() or any(ord(c) < 32 for c in report_dir):
+                raise AnsibleError("switch_qos_plan: report_dir=%r: the directory the renderings and records are "
+                                   "written to (switch_qos_report_dir)" % (report_dir,))
+            report_dir = os.path.expanduser(report_dir)
+            if os.path.exists(report_dir) and not os.path.isdir(report_dir):
+                raise AnsibleError("switch_qos_plan: report_dir=%r: not a directory" % (report_dir,))
+            mode = RR.report_mode("switch_qos_plan", args, task_vars)
         get = _role_specs.getter(self._templar, task_vars)
         variables = _role_specs.checked_variables("switch_qos", get)
         hostvars = task_vars.get("hostvars") or {}
@@ -118,9 +136,11 @@ class ActionModule(ActionBase):
                     summary="%s: %d disagreement(s); %d port(s) not checked (no host view)"
                     % (switch, len(records), len(unchecked)))
         files.append({"name": "records/%s.json" % switch, "content": R.to_json(records, meta)})
-        if args.get("write", True):
-            report_dir = RR.report_dir("switch_qos_plan", args)
-            write(report_dir, files, RR.report_mode("switch_qos_plan", args, task_vars))
+        if writing:
+            try:
+                write(report_dir, files, mode)
+            except (IOError, OSError) as exc:
+                raise AnsibleError("switch_qos_plan: writing to report_dir=%r failed: %s" % (report_dir, exc))
             result["report_dir"] = report_dir
         result.update(changed=False, os=plan["os"], intent=intent, rendered=plan["rendered"],
                       cli=plan.get("cli"), files=[f["name"] for f in files], records=records,

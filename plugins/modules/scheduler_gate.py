@@ -228,6 +228,11 @@ def main():
     now = time.time()
     verdicts, errors = [], []
     for index, n in enumerate(params["nodes"]):
+        given = _gate.node_errors(index, n)
+        if given:
+            errors.extend(given)
+            verdicts.append({"node": n["name"], "state": n["state"] or "unknown", "scopes": n["scopes"]})
+            continue
         when = n["time"] if n.get("time") is not None else now
         item = {"node": n["name"], "state": n["state"], "scopes": n["scopes"], "check": n.get("check"),
                 "subject": n.get("subject"), "figure": n.get("figure"), "time": when}

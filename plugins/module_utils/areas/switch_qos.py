@@ -26,6 +26,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import roce_qos as _roce_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
@@ -139,7 +141,10 @@ def config_errors(settings):
     if os_name not in _render.OSES:
         errors.append("switch_qos_os=%r: unknown switch OS; expected one of %s"
                       % (os_name, ", ".join(sorted(_render.OSES))))
-    hosts = settings.get("hosts") or {}
+    # no "hosts": the role's preflight, with the switch's own variables only (the checks that need the
+    # hosts' roce_qos settings run in switch_qos_plan); "inventory": the inventory's host names then
+    known = settings.get("hosts") if "hosts" in settings else None
+    hosts = known or {}
     for host, roce in sorted(hosts.items()):
         for message in _roce_qos.config_errors(roce):
             errors.append("%s: %s" % (host, message))
@@ -155,9 +160,19 @@ def config_errors(settings):
         if not isinstance(port, dict) or not port.get("name"):
             errors.append("%s=%r: expected {name, speed, host, host_interface}" % (name, port))
             continue
-        if port["name"] in seen:
+        if not _word(port["name"]):
+            errors.append("%s.name=%r: a port name of the switch (Ethernet0, Eth1/1, swp1): one word, no blank "
+                          "or control character" % (name, port["name"]))
+        elif port["name"] in seen:
             errors.append("%s.name=%r: the port is listed twice" % (name, port["name"]))
         seen.add(port["name"])
+        netdev = port.get("host_interface")
+        if netdev is not None and (not isinstance(netdev, str) or not _NETDEV.match(netdev) or netdev in (".", "..")):
+            errors.append("%s.host_interface=%r: a network interface name of the host (eth2, ens1f0np0: at most 15 "
+                          "letters, digits, '_', '-', '.', ':' or '@')" % (name, netdev))
+        elif netdev is not None and port.get("host") is None:
+            errors.append("%s.host_interface=%r: given without its host (the host's view of the port is looked up "
+                          "by host and interface)" % (name, netdev))
         speed = _int(errors, name + ".speed", port.get("speed"), 1)
         if speed is not None and ecn and speed not in ecn:
             errors.append("%s.speed=%d: no ECN row for %d Gb/s in switch_qos_ecn_thresholds (rows: %s); add one "
@@ -165,9 +180,10 @@ def config_errors(settings):
                           "max %d KB)" % (name, speed, speed, ", ".join(str(s) for s in sorted(ecn)),
                                           round(SEED_ECN["min_kb"] * speed / 100.0),
                                           round(SEED_ECN["max_kb"] * speed / 100.0)))
-        if port.get("host") is not None and port["host"] not in hosts:
+        inventory = hosts if known is not None else settings.get("inventory")
+        if port.get("host") is not None and inventory is not None and port["host"] not in inventory:
             errors.append("%s.host=%r: not a host of the inventory's RoCE hosts (%s)"
-                          % (name, port["host"], ", ".join(sorted(hosts)) or "none"))
+                          % (name, port["host"], ", ".join(sorted(inventory)) or "none"))
     errors.extend(_group_errors(settings, ports))
     _int(errors, "switch_qos_watchdog_detect_ms", settings.get("watchdog_detect_ms", 200), 1)
     _int(errors, "switch_qos_watchdog_restore_ms", settings.get("watchdog_restore_ms", 200), 1)
@@ -177,8 +193,21 @@ def config_errors(settings):
     if settings.get("cable_length_m") is not None:
         _int(errors, "switch_qos_cable_length_m", settings["cable_length_m"], 1)
     _int(errors, "switch_qos_mtu", settings.get("mtu", MTU_MAX), 1500, MTU_MAX)
+    # the role's report_dir (switch_qos_plan checks its own report_dir argument, which the role sets from it)
+    directory = settings.get("report_dir")
+    if known is None and "report_dir" in settings and (not isinstance(directory, str) or not directory.startswith("/")
+                                     or any(ord(c) < 32 for c in directory)):
+        errors.append("switch_qos_report_dir=%r: an absolute directory on the controller (the default is "
+                      "switch-qos-report in the working directory of the run, made absolute)" % (directory,))
     errors.extend(_priority_errors(settings, ports))
     return errors
+
+
+_NETDEV = re.compile(r"\A[A-Za-z0-9_.:@-]{1,15}\Z")
+
+
+def _word(text):
+    return isinstance(text, str) and bool(text) and not any(c.isspace() or ord(c) < 32 or c == "\x7f" for c in text)
 
 
 def _group_errors(settings, ports):
@@ -212,7 +241,7 @@ def _priority_errors(settings, ports):
     and the RoCE priority among them."""
     hosts = settings.get("hosts") or {}
     wanted = settings.get("pfc_priorities")
-    if wanted is None or not hosts:
+    if wanted is None:
         return []
     errors = []
     if not isinstance(wanted, list):
@@ -223,7 +252,10 @@ def _priority_errors(settings, ports):
     for prio in wanted:
         if _int(errors, "switch_qos_pfc_priorities", prio, 0, 7) is None:
             continue
-        if prio not in used:
+        if wanted.count(prio) > 1:
+            errors.append("switch_qos_pfc_priorities=%r: priority %d is given twice" % (wanted, prio))
+            break
+        if hosts and prio not in used:
             errors.append("switch_qos_pfc_priorities=%r: priority %d is not one the hosts use with PFC "
                           "(roce_qos_pfc_priorities: %s); PFC on a priority the hosts do not pause is a lossless "
                           "class nobody uses, and the hosts' lossless priority would be missing"

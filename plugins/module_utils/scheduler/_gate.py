@@ -133,7 +133,9 @@ def mark(cause, count, runs, since):
 def scope_of(check):
     """The scope whose drains a check makes (SCOPES), None for a check of no scope."""
     for scope, prefixes in SCOPES.items():
-        if any(check == p or check.startswith(p) for p in prefixes):
+        # the scope's own name too: a verdict with no failing finding of its own names its scope
+        # (verdict(): ``fabric_test ... not admitted``), and its drain must be lifted by that scope
+        if check == scope or any(check == p or check.startswith(p) for p in prefixes):
             return scope
     return None
 
@@ -175,6 +177,49 @@ def maintenance(node, subject, figure, now=None):
     """A maintenance drain (a reboot to come): lifted only by a pass of scope ``maintenance``."""
     return {"node": node, "state": "maintenance", "scopes": ["maintenance"], "check": "maintenance",
             "subject": subject, "figure": figure, "time": time.time() if now is None else now}
+
+
+SEVERITIES = ("error", "warning", "info")
+
+
+def _word(text):
+    """True for one word: no blank and no control character (the reason's first word is its check)."""
+    return isinstance(text, str) and bool(text) and not any(c.isspace() or ord(c) < 32 or c == "\x7f" for c in text)
+
+
+def node_errors(index, node):
+    """The module's ``nodes[index]`` entry as given (before its findings become a verdict), checked:
+    each problem names ``nodes[index].option`` and the value."""
+    errors = []
+    name = "nodes[%d]" % index
+    check = node.get("check")
+    if check is not None and (not _word(check) or scope_of(check) is None):
+        errors.append("%s.check=%r: one word starting with a check of a scope (%s), or the drain it makes could never "
+                      "be lifted" % (name, check, ", ".join("%s: %s" % (k, "/".join(v)) for k, v in sorted(SCOPES.items()))))
+    prefix = node.get("check_prefix")
+    if prefix is not None and not _word(prefix):
+        errors.append("%s.check_prefix=%r: one word put before a finding's check (such as 'health.'), without "
+                      "blanks (the reason's first word is its check)" % (name, prefix))
+    for key in ("subject", "figure"):
+        text = node.get(key)
+        if isinstance(text, str) and "[healthy" in text:
+            errors.append("%s.%s=%r: holds '[healthy', which our drain reasons keep for the recovery count"
+                          % (name, key, text))
+    when = node.get("time")
+    if when is not None and (isinstance(when, bool) or not isinstance(when, (int, float)) or math.isnan(when)
+                             or math.isinf(when) or when < 0):
+        errors.append("%s.time=%r: Unix seconds >= 0 (when the verdict was reached)" % (name, when))
+    findings = node.get("findings")
+    for at, finding in enumerate(findings or []):
+        where = "%s.findings[%d]" % (name, at)
+        if not isinstance(finding, dict):
+            errors.append("%s=%r: expected a finding {check, subject, severity, expected, actual}" % (where, finding))
+        elif finding.get("severity") is not None and finding.get("severity") not in SEVERITIES:
+            errors.append("%s.severity=%r: expected one of %s (a finding of another severity would neither drain nor "
+                          "be seen)" % (where, finding.get("severity"), ", ".join(SEVERITIES)))
+        elif not (finding.get("check") or finding.get("area")):
+            errors.append("%s=%r: names no check (check, or area for a drift record)" % (where, finding))
+    return errors
 
 
 def verdict_errors(verdicts):

@@ -43,6 +43,8 @@ import pytest
 import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils import basic
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
 from ansible_collections.rdma.fabric.tests.unit.helpers import patch_module_args
 
 from ansible_collections.rdma.fabric.tests.unit import helpers
@@ -142,6 +144,19 @@ def _pt(state="server", **test):
 def _cab(**entry):
     return {"state": "parsed", "running_config": GARBAGE,
             "cabling": [dict({"hca": "node1 mlx5_0", "leaf": "leaf1"}, **entry)]}
+
+
+def _sgn(**entry):
+    return dict({"name": "n1", "state": "pass", "scopes": ["health"]}, **entry)
+
+
+def _sg(**given):
+    """scheduler_gate with one node's verdict; a key of the node's entry goes in it, the others are options."""
+    node = _sgn(**dict((k, v) for k, v in given.items() if k in _SG_NODE))
+    return dict({"scheduler": "slurm", "nodes": [node]}, **dict((k, v) for k, v in given.items() if k not in _SG_NODE))
+
+
+_SG_NODE = ("name", "state", "findings", "check_prefix", "scopes", "check", "subject", "figure", "time")
 
 
 # the fabric_test filter's verdict for no host, what fabric_test_report takes when the case is elsewhere
@@ -281,6 +296,32 @@ MODULE_CASES = {
         ("checks", {"checks": {"bogus": 1}}, ["checks", "'bogus'"]),
         ("checks", {"checks": {"max_pause_per_s": -1}}, ["checks.max_pause_per_s=-1"]),
     ],
+    "scheduler_gate": [
+        ("scheduler", _sg(scheduler="pbs"), ["scheduler (scheduler_gate)='pbs'"]),
+        ("reason_prefix", _sg(reason_prefix="drain=me"), ["reason_prefix", "'drain=me'"]),
+        ("reason_prefix", _sg(reason_prefix=""), ["reason_prefix", "=''"]),
+        ("recovery_runs", _sg(recovery_runs=0), ["recovery_runs (scheduler_gate_recovery_runs)=0"]),
+        ("recovery_seconds", _sg(recovery_seconds=-1), ["recovery_seconds (scheduler_gate_recovery_seconds)=-1"]),
+        ("recovery_seconds", _sg(recovery_seconds=NAN), ["recovery_seconds", "=nan"]),
+        ("wait_timeout", _sg(wait_timeout=-5), ["wait_timeout (scheduler_gate_wait_timeout)=-5"]),
+        ("nodes", {"scheduler": "slurm", "nodes": [_sgn(), _sgn()]}, ["nodes", "'n1'", "twice"]),
+        ("nodes.name", _sg(name="n1 n2"), ["nodes[0].name='n1 n2'"]),
+        ("nodes.scopes", _sg(scopes=["bandwidth"]), ["nodes[0].scopes=['bandwidth']"]),
+        ("nodes.scopes", _sg(scopes=[]), ["nodes[0].scopes=[]"]),
+        ("nodes.check", _sg(state="fail", check="perftest write_bw"), ["nodes[0].check='perftest write_bw'"]),
+        ("nodes.check", _sg(state="fail", check="bandwidth"), ["nodes[0].check='bandwidth'", "never"]),
+        ("nodes.check_prefix", _sg(findings=[], check_prefix="health x."), ["nodes[0].check_prefix='health x.'"]),
+        ("nodes.subject", _sg(state="fail", check="health.link", subject="rail0 [healthy 3/3 since 2026-12-06T07:30:00Z]"),
+         ["nodes[0].subject=", "[healthy 3/3"]),
+        ("nodes.figure", _sg(state="fail", check="health.link", figure="down [healthy 3/3 since 2026-12-06T07:30:00Z]"),
+         ["nodes[0].figure=", "[healthy 3/3"]),
+        ("nodes.time", _sg(time=-1), ["nodes[0].time=-1"]),
+        ("nodes.time", _sg(time=NAN), ["nodes[0].time=nan"]),
+        ("nodes.findings", _sg(findings=[{"check": "link", "subject": "mlx5_0", "severity": "fatal"}]),
+         ["nodes[0].findings[0].severity='fatal'"]),
+        ("nodes.findings", _sg(findings=[{"subject": "mlx5_0", "severity": "error"}]),
+         ["nodes[0].findings[0]=", "'mlx5_0'", "names no check"]),
+    ],
     "sm_info": [
         ("ca", {"ca": "../x"}, ["ca=", "../x"]),
     ],
@@ -324,6 +365,25 @@ ACTION_CASES = {
         ("report_mode", {"report_mode": "rwx"}, ["report_mode", "rwx"]),
         ("result_var", {"result_var": "health result"}, ["result_var", "health result"]),
     ],
+    "switch_qos_plan": [
+        ("report_dir", {"report_dir": "@FILE@"}, ["report_dir", "@FILE@", "not a directory"]),
+        ("report_dir", {"report_dir": ""}, ["report_dir=''"]),
+        ("report_mode", {"report_mode": "0999"}, ["report_mode", "0999"]),
+    ],
+}
+
+
+def _role_defaults(role):
+    with open(os.path.join(REPO, "roles", role, "defaults", "main.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+# What an action reads from the task's variables besides its arguments, sound (on top of the
+# play's): switch_qos_plan plans the leaf from its switch_qos_* variables (the role's defaults
+# and one port facing no host), so a bad option is the one thing wrong.
+ACTION_TASK_VARS = {
+    "switch_qos_plan": dict(_role_defaults("switch_qos"), switch_qos_ports=[{"name": "Ethernet0", "speed": 400}],
+                            switch_qos_report_dir="/nonexistent/switch-qos-report"),
 }
 
 # What every case of a role starts from (on top of the role's defaults): what a sound
@@ -332,7 +392,16 @@ ROLE_BASE = {
     "opensm": {"opensm_sm_key": "0x5ca1ab1e0ddba11", "opensm_role": "master"},
     "rails": {"rails_pools": ["10.0.0.0/16", "10.1.0.0/16"],
               "rails_nics": ["eth2", "eth3"]},
+    # switch_qos: the leaf's one port, facing the inventory's host
+    "switch_qos": {"switch_qos_ports": [{"name": "Ethernet0", "speed": 400, "host": "node1", "host_interface": "eth2"}]},
 }
+
+
+def _sq(**port):
+    """switch_qos_ports: the leaf's port (``port`` over a sound one), then a second sound one."""
+    return {"switch_qos_ports": [dict({"name": "Ethernet0", "speed": 400, "host": "node1", "host_interface": "eth2"},
+                                      **port), {"name": "Ethernet4", "speed": 400}]}
+
 
 # role: [(variable, {variable: value, ...}, words[, secret values the message must not hold])]
 ROLE_CASES = {
@@ -415,6 +484,15 @@ ROLE_CASES = {
         ("health_bundle_dir", {"health_bundle_dir": "bundles\n"}, ["health_bundle_dir", "bundles\\n"]),
         ("health_timer_every", {"health_timer_every": "sometimes"}, ["health_timer_every", "sometimes"]),
         ("health_timer_textfile", {"health_timer_textfile": "rdma.prom"}, ["health_timer_textfile", "rdma.prom"]),
+        ("health_scheduler_gate_reason_prefix",
+         {"health_scheduler_gate": "slurm", "health_scheduler_gate_reason_prefix": "drain=me"},
+         ["health_scheduler_gate_reason_prefix", "drain=me"]),
+        ("health_scheduler_gate_recovery_runs",
+         {"health_scheduler_gate": "slurm", "health_scheduler_gate_recovery_runs": 0},
+         ["health_scheduler_gate_recovery_runs=0"]),
+        ("health_scheduler_gate_recovery_seconds",
+         {"health_scheduler_gate": "slurm", "health_scheduler_gate_recovery_seconds": -1},
+         ["health_scheduler_gate_recovery_seconds=-1"]),
     ],
     "health_gate": [
         ("health_gate_expected_devices", {"health_gate_expected_devices": -1}, ["health_gate_expected_devices=-1"]),
@@ -512,6 +590,31 @@ ROLE_CASES = {
          ["roce_qos_rdma_cm_roce_mode", "roce v2", "RoCE v2"]),
         ("roce_qos_rdma_cm_roce_mode", {"roce_qos_rdma_cm_roce_mode": 2}, ["roce_qos_rdma_cm_roce_mode", "2"]),
     ],
+    "switch_qos": [
+        ("switch_qos_ports", {"switch_qos_ports": []}, ["switch_qos_ports=[]"]),
+        ("switch_qos_ports", _sq(name="Ethernet4"), ["switch_qos_ports[1].name='Ethernet4'", "twice"]),
+        ("switch_qos_ports.name", _sq(name="Ethernet 0"), ["switch_qos_ports[0].name='Ethernet 0'"]),
+        ("switch_qos_ports.speed", _sq(speed=0), ["switch_qos_ports[0].speed=0"]),
+        ("switch_qos_ports.speed", _sq(speed=800), ["switch_qos_ports[0].speed=800", "no ECN row"]),
+        ("switch_qos_ports.host", _sq(host="gpu99"), ["switch_qos_ports[0].host='gpu99'"]),
+        ("switch_qos_ports.host_interface", _sq(host_interface="eth 2"), ["switch_qos_ports[0].host_interface='eth 2'"]),
+        ("switch_qos_ports.host_interface", _sq(host=None, host_interface="eth2"),
+         ["switch_qos_ports[0].host_interface='eth2'", "without its host"]),
+        ("switch_qos_pfc_priorities", {"switch_qos_pfc_priorities": [3, 9]}, ["switch_qos_pfc_priorities=9"]),
+        ("switch_qos_pfc_priorities", {"switch_qos_pfc_priorities": [3, 3]}, ["switch_qos_pfc_priorities=[3, 3]", "twice"]),
+        ("switch_qos_ecn_thresholds", {"switch_qos_ecn_thresholds": {400: {"min_kb": 8000, "max_kb": 800}}},
+         ["switch_qos_ecn_thresholds.400.max_kb=800", "min_kb=8000"]),
+        ("switch_qos_ecn_thresholds", {"switch_qos_ecn_thresholds": {400: {"min_kb": 800, "max_kb": 8000,
+                                                                          "probability": 0}}},
+         ["switch_qos_ecn_thresholds.400.probability=0"]),
+        ("switch_qos_watchdog_detect_ms", {"switch_qos_watchdog_detect_ms": 0}, ["switch_qos_watchdog_detect_ms=0"]),
+        ("switch_qos_watchdog_restore_ms", {"switch_qos_watchdog_restore_ms": -1}, ["switch_qos_watchdog_restore_ms=-1"]),
+        ("switch_qos_cable_length_m", {"switch_qos_cable_length_m": 0}, ["switch_qos_cable_length_m=0"]),
+        ("switch_qos_mtu", {"switch_qos_mtu": 1000}, ["switch_qos_mtu=1000"]),
+        ("switch_qos_mtu", {"switch_qos_mtu": 9600}, ["switch_qos_mtu=9600"]),
+        ("switch_qos_report_dir", {"switch_qos_report_dir": "switch-qos-report"},
+         ["switch_qos_report_dir='switch-qos-report'", "absolute"]),
+    ],
 }
 
 # Options and variables no input can be wrong for, by design (each reviewed: keep it short).
@@ -530,8 +633,15 @@ ACCEPTS_ANYTHING = {
 }
 
 # case id: the defect the case shows, left for the owners of the files it is in
-# (none left: each was fixed and its case must pass)
-KNOWN_DEFECTS = {}
+# (the health_scheduler_gate_* ones: roles/health/tasks/preflight.yml and areas/health.py are not ours)
+_HEALTH_GATE = ("the health role's preflight (tasks/preflight.yml: the health area's config_errors) does not check "
+                "the scheduler gate's variables; only tasks/health_check_program.yml does, after the preflight and "
+                "only with health_scheduler_gate=slurm")
+KNOWN_DEFECTS = {
+    "health:health_scheduler_gate_reason_prefix": _HEALTH_GATE,
+    "health:health_scheduler_gate_recovery_runs": _HEALTH_GATE,
+    "health:health_scheduler_gate_recovery_seconds": _HEALTH_GATE,
+}
 
 
 # ================================================================================ automatic cases
@@ -559,6 +669,7 @@ ENTRY_BASE = {
     ("gpudirect", "gpudirect_kernel_arguments"): {"name": "iommu", "value": "pt"},
     ("roce_qos", "roce_qos_dscp2prio_extra"): {"dscp": 10, "priority": 1},
     ("scheduler_gate", "nodes"): {"name": "n1", "scopes": ["health"]},
+    ("switch_qos", "switch_qos_ports"): {"name": "Ethernet0", "speed": 400},
 }
 ARGS_BASE = {"kernel_cmdline": _kc(), "fabric_test_report": {"verdict": VERDICT},
              "scheduler_gate": {"scheduler": "slurm"}}
@@ -722,7 +833,9 @@ def _run_action(name, args, task_vars):
     task = mock.MagicMock()
     task.args = args
     task.async_val = 0
-    plugin = action.ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None,
+    # an action that reads the task's variables templates them (ActionBase's templar over them)
+    templar = Templar(loader=DataLoader(), variables=task_vars) if name in ACTION_TASK_VARS else None
+    plugin = action.ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
                                  shared_loader_obj=None)
 
     def no_module(*a, **k):
@@ -745,13 +858,25 @@ def test_action_option_is_refused(tmp_path, action, option, args, words, hidden)
     words = [w.replace("@FILE@", str(blocker)) for w in words]
     if action != "drift_check":
         args.setdefault("report_dir", str(report_dir))
-    result_var = {"drift_report": "drift_check_result", "health_report": "health_result"}.get(action)
-    task_vars = {"inventory_hostname": "node1", "ansible_play_hosts_all": ["node1"], "ansible_play_hosts": ["node1"],
-                 "hostvars": {"node1": {result_var: {"drift_records": [], "checked": [], "findings": []}}}}
-    kind, result = _run_action(action, args, task_vars)
+    kind, result = _run_action(action, args, _task_vars(action))
     assert kind == "fail", result
     _words_in(result["msg"], words, hidden)
     assert not report_dir.exists()
+
+
+def _task_vars(action):
+    result_var = {"drift_report": "drift_check_result", "health_report": "health_result"}.get(action)
+    return dict(copy.deepcopy(ACTION_TASK_VARS.get(action, {})), inventory_hostname="node1",
+                ansible_play_hosts_all=["node1"], ansible_play_hosts=["node1"],
+                hostvars={"node1": {result_var: {"drift_records": [], "checked": [], "findings": []}}})
+
+
+@pytest.mark.parametrize("action", sorted(ACTION_TASK_VARS))
+def test_an_action_task_vars_base_is_sound(tmp_path, action):
+    """The base an action's cases start from is accepted: the refusals are the bad option's."""
+    kind, result = _run_action(action, {"report_dir": str(tmp_path / "reports")}, _task_vars(action))
+    assert kind == "exit", result
+    assert (tmp_path / "reports").is_dir()
 
 
 @pytest.fixture(scope="module")
