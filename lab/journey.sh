@@ -109,8 +109,22 @@ firmware_zero_writes() {
   done
   echo "nic_firmware: 0 writes on ${!before[*]}"
 }
-onboard_admits() {  # onboard_admits HOST: a reset node onboarded with no option but the limit
+onboard_gate_refuses() {  # HOST DEV: a reset node with DEV's link down: the health gate names it, nothing written
   lab/lab.sh reset "$1" || return 1
+  podman exec "$1" fabricsim fault link-down "$2" >/dev/null || return 1
+  fails play playbooks/onboard.yml --limit "$1" -e fabric_test_report_dir="$OUT/onboard-gate" \
+    >"$OUT/onboard-gate.out" 2>&1 || { tail -20 "$OUT/onboard-gate.out"; return 1; }
+  podman exec "$1" fabricsim clear >/dev/null || return 1
+  grep -E "$1 failed the RDMA health gate .*$2" "$OUT/onboard-gate.out" \
+    || { echo "the gate's message does not name $1 and $2"; tail -20 "$OUT/onboard-gate.out"; return 1; }
+  local writes
+  writes=$(podman exec "$1" fabricsim log --writes 2>/dev/null | grep -c . || true)
+  [ "$writes" = 0 ] || { echo "$1: $writes write(s) behind a failed health gate"; return 1; }
+  echo "health gate: $1 refused, $2 named, 0 writes"
+}
+onboard_admits() {  # onboard_admits HOST: a reset node onboarded with no option but the limit
+  # reset again unless the health gate step just did (and cleared its fault)
+  chosen "health gate" || lab/lab.sh reset "$1" || return 1
   play playbooks/onboard.yml --limit "$1" -e fabric_test_report_dir="$OUT/onboard" || return 1
   podman exec "$1" cat /var/lib/rdma-fabric/fabric-test.json >"$OUT/verdict-$1.json" || return 1
   py "$OUT/verdict-$1.json" <<'PY' || return 1
@@ -297,7 +311,9 @@ step "drift check: clean" lab/lab.sh check
 step "health: no error (and the node timer installed, and Slurm's HealthCheckProgram)" \
   lab/lab.sh health -e health_timer=true -e health_scheduler_gate=slurm -e health_scheduler_gate_recovery_runs=2
 step "nic_firmware: converged, 0 writes" firmware_zero_writes
-step "onboard a reset node ($NEW_NODE): admitted" onboard_admits "$NEW_NODE"
+step "onboard a reset node ($NEW_NODE) with a link down: the health gate refuses it, 0 writes" \
+  onboard_gate_refuses "$NEW_NODE" mlx5_0
+step "onboard it, the link back up: admitted" onboard_admits "$NEW_NODE"
 
 # fault 1: one rail of one GPU node degraded (a dirty optic), the scheduler gate on (Slurm), and a node an
 # administrator drained by hand with a reason of their own

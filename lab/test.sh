@@ -147,7 +147,7 @@ run_scenario() {
 declare -A LAST_CI=(
   [journey]=1100 [unit]=446 ["unit core-lowest"]=371 [sanity]=221 ["sanity core-lowest"]=251
   [lint]=94 [galaxy]=70 [ee]=110 [build]=41 [docs]=18 [rules]=6
-  ["molecule onboard"]=581 ["molecule health"]=398 ["molecule gpudirect"]=339
+  ["molecule health"]=398 ["molecule gpudirect"]=339
   ["molecule roce_qos"]=493 ["molecule rails"]=457 ["molecule default"]=258 ["molecule opensm_ha"]=299
 )
 
