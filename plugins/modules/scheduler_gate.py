@@ -70,7 +70,7 @@ options:
         type: list
         elements: dict
       check_prefix:
-        description: Put before a finding's check name when it has no scope of its own (V(health.) for the health checks).
+        description: Put before a finding's check name when it has no scope of its own (V(health.) for the health checks); one word.
         type: str
       scopes:
         description:
@@ -80,7 +80,10 @@ options:
         elements: str
         required: true
       check:
-        description: The failing check (V(perftest.write_bw), V(health.link), ...); a fail's reason starts with it.
+        description:
+          - The failing check (V(perftest.write_bw), V(health.link), ...); a fail's reason starts with it.
+          - One word of a scope (C(health.), C(perftest.), C(nccl.), C(fabric_test.), C(drift.), C(maintenance), or
+            the scope's name) - any other is an error, as its drain could never be lifted.
         type: str
       subject:
         description: What failed (a rail and device, a port).
@@ -90,7 +93,7 @@ options:
         type: str
       time:
         description:
-          - When the verdict was reached (Unix seconds); default now. A pass no newer than the
+          - When the verdict was reached (Unix seconds, >= 0); default now. A pass no newer than the
             drain's last change is not counted twice.
         type: float
   reason_prefix:
