@@ -633,15 +633,7 @@ ACCEPTS_ANYTHING = {
 }
 
 # case id: the defect the case shows, left for the owners of the files it is in
-# (the health_scheduler_gate_* ones: roles/health/tasks/preflight.yml and areas/health.py are not ours)
-_HEALTH_GATE = ("the health role's preflight (tasks/preflight.yml: the health area's config_errors) does not check "
-                "the scheduler gate's variables; only tasks/health_check_program.yml does, after the preflight and "
-                "only with health_scheduler_gate=slurm")
-KNOWN_DEFECTS = {
-    "health:health_scheduler_gate_reason_prefix": _HEALTH_GATE,
-    "health:health_scheduler_gate_recovery_runs": _HEALTH_GATE,
-    "health:health_scheduler_gate_recovery_seconds": _HEALTH_GATE,
-}
+KNOWN_DEFECTS = {}
 
 
 # ================================================================================ automatic cases
