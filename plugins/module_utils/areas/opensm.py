@@ -42,7 +42,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas import _spec
 from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import normalize_guid
 from ansible_collections.rdma.fabric.plugins.module_utils.areas._settings import role_settings
 from ansible_collections.rdma.fabric.plugins.module_utils.common._records import config_records
-from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_node import (  # noqa: F401
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_node import (  # noqa: F401 pylint: disable=unused-import
     BINARIES,
     FAMILIES,
     FAMILY_MARKERS,
@@ -53,12 +53,12 @@ from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_node imp
     select_port,
     sm_priority,
     usable_ib_ports)
-from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_records import (  # noqa: F401
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_records import (  # noqa: F401 pylint: disable=unused-import
     CONFIG_FILES,
     HIDDEN,
     conf_options,
     records)
-from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_settings import (  # noqa: F401
+from ansible_collections.rdma.fabric.plugins.module_utils.areas._opensm_settings import (  # noqa: F401 pylint: disable=unused-import
     DEFAULT_PKEY,
     ENV_NAME_RE,
     IB_MTUS,

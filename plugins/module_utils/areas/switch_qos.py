@@ -195,8 +195,9 @@ def config_errors(settings):
     _int(errors, "switch_qos_mtu", settings.get("mtu", MTU_MAX), 1500, MTU_MAX)
     # the role's report_dir (switch_qos_plan checks its own report_dir argument, which the role sets from it)
     directory = settings.get("report_dir")
-    if known is None and "report_dir" in settings and (not isinstance(directory, str) or not directory.startswith("/")
-                                     or any(ord(c) < 32 for c in directory)):
+    bad_directory = (not isinstance(directory, str) or not directory.startswith("/")
+                     or any(ord(c) < 32 for c in directory))
+    if known is None and "report_dir" in settings and bad_directory:
         errors.append("switch_qos_report_dir=%r: an absolute directory on the controller (the default is "
                       "switch-qos-report in the working directory of the run, made absolute)" % (directory,))
     errors.extend(_priority_errors(settings, ports))

@@ -26,7 +26,7 @@ import time
 from ansible_collections.rdma.fabric.plugins.module_utils.parsers import _ethtool_stats
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
 # the readers' module on a node without Ansible (re-exported: the drift timer and the tests use it)
-from ansible_collections.rdma.fabric.plugins.module_utils.common._node_module import SBIN, NodeModule  # noqa: F401
+from ansible_collections.rdma.fabric.plugins.module_utils.common._node_module import SBIN, NodeModule  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.rdma.fabric.plugins.module_utils.reports import _health, _report
 from ansible_collections.rdma.fabric.plugins.module_utils.facts import _health_read
 
