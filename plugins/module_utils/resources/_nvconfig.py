@@ -356,6 +356,16 @@ class MlxconfigResource(Resource):
         if rc != 0 or errors:
             raise ToolError("%s failed (rc=%s): %s" % (" ".join(command), rc, "; ".join(errors) or (err or out or "").strip()),
                             argv=command, rc=rc, stdout=out, stderr=err)
+        # exit 0 is not proof: mlxconfig prints "Applying... Done!" once the firmware took the set
+        # (mlxconfig.cpp setCfg); without it nothing is claimed applied
+        try:
+            applied = _mlxconfig.parse_set(out)["applied"]
+        except ValueError:
+            applied = False
+        if not applied:
+            raise ToolError("%s exited 0 without mlxconfig's \"Applying... Done!\": the values are not known to be set: %s"
+                            % (" ".join(command), (out or err or "").strip()[-300:]),
+                            argv=command, rc=rc, stdout=out, stderr=err)
         self.set_devices.append(key)
         self.set_names[key] = [word.split("=", 1)[0] for word in command[command.index("set") + 1:]]
 
