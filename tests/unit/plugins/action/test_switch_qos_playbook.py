@@ -28,6 +28,14 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
 
 PLAYBOOK = os.path.join(REPO, "playbooks", "switch_qos.yml")
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+# the collections the lab's hosts and the leaves connect with, and the Dell modules the renderer
+# runs: PyPI's ansible package has them; the lowest-core run has ansible-core alone
+COLLECTIONS = ("containers.podman", "ansible.netcommon", "dellemc.enterprise_sonic")
+MISSING = [c for c in COLLECTIONS if not any(os.path.isdir(os.path.join(p, "ansible_collections", *c.split(".")))
+                                             for p in sys.path)]
+RUNNABLE = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK) or bool(MISSING),
+                              reason="ansible-playbook or the collections %s not installed next to this Python"
+                              % ", ".join(MISSING or COLLECTIONS))
 
 
 def saved_views(tmp_path):
@@ -59,7 +67,7 @@ def run(tmp_path, *extra):
                           timeout=120, check=False)
 
 
-@pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason="ansible-playbook not installed next to this Python")
+@RUNNABLE
 def test_render_mode_writes_all_four_and_names_both_ends(tmp_path):
     proc = run(tmp_path, "-i", saved_views(tmp_path))
     assert proc.returncode == 0, proc.stdout
@@ -98,7 +106,7 @@ def test_render_mode_writes_all_four_and_names_both_ends(tmp_path):
     assert eos["records"] == [] and eos["meta"]["unchecked_ports"] == ["Ethernet2/1", "Ethernet3/1", "Ethernet9/1"]
 
 
-@pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason="ansible-playbook not installed next to this Python")
+@RUNNABLE
 def test_bad_input_fails_the_leaf_with_the_variable_and_value(tmp_path):
     proc = run(tmp_path, "--limit", "leaf-sonic-01,roce_nodes", "-e",
                json.dumps({"switch_qos_ecn_thresholds": {"400": {"min_kb": 2000, "max_kb": 200},

@@ -38,7 +38,8 @@ built = module_common.modify_module(module_name="state_check", module_path=sys.a
                                     templar=Templar(loader=DataLoader()), environment={},
                                     task_vars={"ansible_python_interpreter": "/usr/bin/python3"})
 import re
-print(json.dumps([walks, hashlib.sha256(max(re.findall(rb"[A-Za-z0-9+/=]{1000,}", built.b_module_data), key=len)).hexdigest()]))
+data = built.b_module_data if hasattr(built, "b_module_data") else built[0]  # 2.16-2.18: a tuple
+print(json.dumps([walks, hashlib.sha256(max(re.findall(rb"[A-Za-z0-9+/=]{1000,}", data), key=len)).hexdigest()]))
 """
 
 

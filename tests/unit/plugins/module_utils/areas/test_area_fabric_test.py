@@ -1,5 +1,10 @@
 """The fabric_test area object: nodes from gathered facts, rounds, rows judged against the
 thresholds, isolation and the verdict that names the node and the rail (pure, no host)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 import pytest

@@ -4,6 +4,8 @@ timer's files; the node timer ships with only the module_utils files it imports 
 of reports/_health_timer.py's imports), and that closure alone imports on a Python without ansible."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import os
 import subprocess
 import sys

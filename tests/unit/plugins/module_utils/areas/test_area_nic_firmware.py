@@ -4,6 +4,8 @@ role's defaults, every error naming its variable and value, the profiles per lin
 function of a dual-port adapter, the records of an mlxconfig result, the fleet's firmware versions."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import os
 
 import pytest

@@ -4,6 +4,8 @@ role's checks naming the variables, the node's part of the fleet's rail plan (ra
 config, persistent files, LLDP), and the verify and cabling records."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import ipaddress
 import os
 

@@ -3,6 +3,8 @@
 per-port configs, rendered state, the boot applier, the module calls and the drift records."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import pytest
 import yaml
 

@@ -4,6 +4,8 @@ dcqcn config (default v2), leaves unmanaged (none, empty, null), checks by varia
 for the boot applier, names in drift records and restores in a rollback."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import pytest
 
 from ansible_collections.rdma.fabric.plugins.filter.roce_qos import roce_qos_rollback

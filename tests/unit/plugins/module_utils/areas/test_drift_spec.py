@@ -5,6 +5,8 @@ with), its version, mode 0600 (the opensm spec holds the SM_Key); planned again 
 the node gets the same file (a converged node is not drift); the health timer's drift entry."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import json
 import os
 

@@ -1,5 +1,10 @@
 """The area registry (areas/_registry) is the one list of the areas: every role with an area object
 is in it and every row is a role with one; every other list derives from it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import os
 
 import yaml

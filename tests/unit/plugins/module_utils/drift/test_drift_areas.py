@@ -2,6 +2,8 @@
 """The drift check's areas: requests from a role's inputs, records from the results."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 
 CONF = "guid 0x0000000000100001\nsm_priority 14\nsm_key 0x00000000c0ffee01\n"

@@ -4,6 +4,8 @@ facts give the same plan as the role's filters; ACS files rendered with slots ar
 the same text as the role renders; the state_check side and the action's one call."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import re
 from unittest import mock
 
