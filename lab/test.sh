@@ -142,13 +142,13 @@ run_scenario() {
 
 # The last CI times (seconds, 2 cores) of the jobs pool() runs: sort_jobs puts the longest first,
 # so that two jobs at once finish together and the short ones fill the end. Update them from the
-# report of a CI run; a job not listed counts as 300 s. A fresh clone of 2026-12-06 (the journey
-# with its make lab; unit and lint from the run before, which stopped early there).
+# report of a CI run; a job not listed counts as 300 s. A fresh clone of 2026-12-06, round 4
+# (the journey with its make lab and the Slurm gate).
 declare -A LAST_CI=(
-  [journey]=1100 [unit]=446 ["unit core-lowest"]=371 [sanity]=221 ["sanity core-lowest"]=251
-  [lint]=94 [galaxy]=70 [ee]=110 [build]=41 [docs]=18 [rules]=6
-  ["molecule health"]=398 ["molecule gpudirect"]=339
-  ["molecule roce_qos"]=493 ["molecule rails"]=457 ["molecule default"]=258 ["molecule opensm_ha"]=299
+  [journey]=989 [unit]=438 ["unit core-lowest"]=354 [sanity]=233 ["sanity core-lowest"]=246
+  [lint]=87 [galaxy]=58 [ee]=90 [build]=34 [docs]=17 [rules]=4
+  ["molecule health"]=262 ["molecule gpudirect"]=271
+  ["molecule roce_qos"]=354 ["molecule rails"]=272 ["molecule default"]=158 ["molecule opensm_ha"]=243
 )
 
 sort_jobs() {  # sort_jobs NAME CMD [NAME CMD ...]: sorted_jobs=(the pairs, longest last CI time first)
