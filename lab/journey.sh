@@ -141,8 +141,8 @@ onboard_refuses() {  # onboard_refuses HOST RAIL [ansible args]: the onboarding 
   set -- "$host" "$rail"
   assert_fabric_names "$OUT/onboard-fault" "$1" "$2"
 }
-drift_names() {  # drift_names PATTERN: the drift check fails and a record matches PATTERN
-  fails play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-fault" || return 1
+drift_names() {  # drift_names PATTERN [ansible args]: the drift check fails and a record matches PATTERN
+  fails play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-fault" "${@:2}" || return 1
   py "$OUT/drift-fault/drift.json" "$1" <<'PY'
 import json, re, sys
 records = json.load(open(sys.argv[1]))["records"]
@@ -291,8 +291,15 @@ assert records and all("Hca4" in json.dumps(r) for r in records), records
 print("ib_fabric names:", [(r["subject"], r["expected"], r["actual"]) for r in records])
 PY
 }
-pfc_cleared() {
-  play playbooks/roce_qos.yml --limit "$PFC_NODE" && play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-again"
+DRIFT_GATE=("${GATE[@]}" -e scheduler_gate_drift=true)
+pfc_drift_drains() {  # the drift check with the gate (scheduler_gate_drift): the node drained naming port and setting
+  drift_names "\"$PFC_PORT\".*pfc|pfc.*\"$PFC_PORT\"" "${DRIFT_GATE[@]}" || return 1
+  expect_slurm "$PFC_NODE" 'drained|draining' "rdma\.fabric: drift\.roce_qos $PFC_PORT pfc .*"
+}
+pfc_cleared() {  # roce_qos re-applied: the drift check with the gate is clean and resumes the node
+  play playbooks/roce_qos.yml --limit "$PFC_NODE" || return 1
+  play playbooks/drift_check.yml -e drift_report_dir="$OUT/drift-again" "${DRIFT_GATE[@]}" || return 1
+  expect_slurm "$PFC_NODE" 'idle|mixed|allocated|completing' 'none'
 }
 
 if [ "$UP" = yes ]; then
@@ -338,9 +345,9 @@ step "cleared: the drift check is clean again" lab/lab.sh check
 
 # fault 4: PFC cleared on one port behind Ansible's back
 ! chosen "fault PFC" || podman exec "$PFC_NODE" mlnx_qos -i "$PFC_PORT" --pfc 0,0,0,0,0,0,0,0 >/dev/null
-step "fault PFC cleared on $PFC_NODE $PFC_PORT: the drift check names it" drift_names "\"$PFC_PORT\".*pfc|pfc.*\"$PFC_PORT\""
+step "fault PFC cleared on $PFC_NODE $PFC_PORT: the drift check names it, the gate drains the node" pfc_drift_drains
 step "fault PFC: the node timer's drift metric says so" timer_drift "$PFC_NODE" 1
-step "cleared (roce_qos re-applied): drift check clean" pfc_cleared
+step "cleared (roce_qos re-applied): drift check clean, the node resumed" pfc_cleared
 step "cleared: the node timer's drift metric back to 0" timer_drift "$PFC_NODE" 0
 
 echo

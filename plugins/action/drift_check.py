@@ -16,7 +16,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat, _role_specs
 # the lookup that renders the roles' templates (_role_specs.renderer), imported with this plugin
 from ansible_collections.rdma.fabric.plugins.lookup import role_template  # noqa: F401 pylint: disable=unused-import
 
@@ -28,7 +28,7 @@ _role_specs.preload(A.NODE_AREAS)
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("areas", "area_groups", "apply"))
+    _VALID_ARGS = frozenset(("areas", "area_groups", "apply", "settings"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -42,6 +42,11 @@ class ActionModule(ActionBase):
         if ("areas" in args) == ("area_groups" in args):
             raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
                                "and area_groups (area: the inventory group it applies to)")
+        names = args.get("settings") or []
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise AnsibleError("drift_check: settings: expected a list of the roles' variable names, got %r" % (names,))
+        _role_specs.setting_roles(A.NODE_AREAS, names)
+        self.__get = None
         if "area_groups" in args:
             specs = self._specs_of_groups(args.get("area_groups"), host, task_vars)
         else:
@@ -56,6 +61,9 @@ class ActionModule(ActionBase):
             if not isinstance(spec, dict):
                 raise AnsibleError("drift_check: areas.%s: expected the role's spec (a dict), got %r" % (area, spec))
         result.update(changed=False, drift_records=[], checked=[])
+        if names:
+            # what the play needs of the roles' variables (gpudirect_reboot, ...), as the role sees them
+            result["settings"] = _role_specs.checked_settings(A.NODE_AREAS, names, lambda: self._getter(task_vars))
         if apply:
             result.update(applied={}, drift_records_after=[])
         if not specs:
@@ -89,36 +97,44 @@ class ActionModule(ActionBase):
 
     def _specs_of_groups(self, area_groups, host, task_vars):
         """area_groups (area: group) -> {area: spec} for the areas whose group holds the host,
-        each spec the role's __AREA_drift_spec as templating it returns: only the host's own
-        areas cost."""
+        each spec what the role's ``lookup('rdma.fabric.role_spec', AREA)`` returns inside the
+        role: only the host's own areas cost. The playbook imports no role: the host's variables
+        are read over the five roles' defaults (_role_specs.host_variables)."""
         if not isinstance(area_groups, dict):
             raise AnsibleError("drift_check: area_groups: expected a dict of area: inventory group, got %r"
                                % (area_groups,))
         groups = task_vars.get("groups") or {}
-        specs = {}
-        get = _role_specs.getter(self._templar, task_vars)
-        render = None
+        own = []
         for area, group in sorted(area_groups.items()):
             if area not in A.NODE_AREAS:
                 raise AnsibleError("drift_check: area_groups: %r not one of %s" % (area, ", ".join(A.NODE_AREAS)))
             if not isinstance(group, str) or not group:
                 raise AnsibleError("drift_check: area_groups.%s: expected an inventory group name, got %r"
                                    % (area, group))
-            if host not in (groups.get(group) or ()):
-                continue
-            # an area object's spec (__roce_qos_spec), or an area's drift spec (__opensm_drift_spec)
-            name = "__%s_spec" % area if "__%s_spec" % area in task_vars or area in _role_specs.AREA_OBJECTS \
-                else "__%s_drift_spec" % area
-            if name not in task_vars:
-                raise AnsibleError("drift_check: area_groups.%s: %s is undefined (import_role the role "
-                                   "rdma.fabric.%s with tasks_from: drift_spec before this task)" % (area, name, area))
-            built = _role_specs.built_var(task_vars[name])
-            if built is None:
-                specs[area] = self._templar.template(task_vars[name])
-                continue
-            # the role's lookup, built here: one getter for every area (a variable two areas
-            # read is templated once), no template to compile
-            if render is None:
-                render = _role_specs.renderer(self._loader, self._templar, task_vars)
-            specs[area] = _role_specs.build(built, get, render)
+            if host in (groups.get(group) or ()):
+                own.append(area)
+        if not own:
+            return {}
+        get = self._getter(task_vars)
+        templar, variables = self.__templar, self.__variables
+        render = _role_specs.renderer(self._loader, templar, variables)
+        specs = {}
+        for area in own:
+            name = "__%s_spec" % area
+            if name in task_vars and _role_specs.built_var(task_vars[name]) is None:
+                # the play sets the area's spec itself
+                specs[area] = templar.template(task_vars[name])
+            elif area in _role_specs.AREA_OBJECTS:
+                specs[area] = _role_specs.build(area, get, render)
+            else:   # pragma: no cover - every node area is an area object (areas/_registry)
+                raise AnsibleError("drift_check: area_groups.%s: %s is undefined" % (area, name))
         return specs
+
+    def _getter(self, task_vars):
+        """The host's variables over the five roles' defaults, and one getter for every area (a
+        variable two areas read is templated once)."""
+        if self.__get is None:
+            self.__variables = _role_specs.host_variables(task_vars, A.NODE_AREAS)
+            self.__templar = _core_compat.templar_with(self._templar, self.__variables)
+            self.__get = _role_specs.getter(self.__templar, self.__variables)
+        return self.__get

@@ -46,9 +46,10 @@ options:
   area_groups:
     description:
       - Area name to the inventory group whose hosts it applies to. For each area whose group
-        holds the host, the action builds the role's C(__ROLE_spec) variable (for
-        example C(__roce_qos_spec), the area object's spec), exposed by an C(import_role) of the role's
-        C(drift_spec) tasks, which run nothing. An area of another group costs nothing.
+        holds the host, the action builds what the role's C(__ROLE_spec) variable is inside the role
+        (for example C(__roce_qos_spec), the area object's spec) from the host's variables over the
+        role's defaults (no role needs to be imported). An area of another group costs nothing.
+      - A play may set C(__ROLE_spec) itself; the action then templates that instead.
       - C(playbooks/drift_check.yml) uses it. Exactly one of O(area_groups) and O(areas).
     type: dict
   areas:
@@ -57,6 +58,16 @@ options:
         C({{ __roce_qos_spec }})). Empty entries are ignored.
       - Exactly one of O(area_groups) and O(areas).
     type: dict
+  settings:
+    description:
+      - Variables of the areas' roles (for example V(gpudirect_reboot)) to return in RV(settings),
+        as the role sees them (the host's value over the role's default) and checked against the
+        role's argument spec, for a play that imports no role to decide with (C(site.yml)).
+      - A name that is no variable of the roles, a value the argument spec refuses, or a secret
+        (V(opensm_sm_key)) is an error naming the variable.
+    type: list
+    elements: str
+    default: []
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.
@@ -87,7 +98,7 @@ EXAMPLES = r"""
     name: rdma.fabric.roce_qos
     tasks_from: drift_spec
 
-- name: Check the node's RoCE QoS in one call
+- name: Check the node's RoCE QoS in one call, with the spec the role's variable gives
   rdma.fabric.drift_check:
     areas:
       roce_qos: "{{ __roce_qos_spec }}"
@@ -100,6 +111,7 @@ EXAMPLES = r"""
       nccl_env: gpu_nodes
       gpudirect: gpu_nodes
     apply: true
+    settings: [gpudirect_reboot]
   register: converge_result
 
 - name: Check each host's areas, by the groups they apply to (as playbooks/drift_check.yml does)
@@ -112,6 +124,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+settings:
+  description: The variables O(settings) named, as the roles see them.
+  returned: when O(settings) is not empty
+  type: dict
+  sample: {"gpudirect_reboot": "never"}
 drift_records:
   description: One record per drifted setting; empty when the node matches.
   returned: always

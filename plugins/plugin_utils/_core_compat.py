@@ -50,6 +50,13 @@ private ``DataLoader._get_file_contents``), as each version's
 ``ansible.builtin.template`` lookup does (its source was read in the same four versions: 2.16 to
 2.18 have the same lookup). ``TEMPLAR_2_19`` tells them apart the way ansible-core's porting
 guide suggests, by ``Templar.evaluate_expression``.
+
+**A role's defaults read as a role import reads them** (``load_role_file``, the drift check's
+action, which does not import the roles): ``DataLoader.load_from_file(trusted_as_template=True)``
+on 2.19, which marks the file's template strings as trusted, as ansible-core's own role loader
+does; ``DataLoader.load_from_file`` on 2.16 to 2.18, which template every string that is not
+unsafe. ``templar_with`` gives a templar over other variables (``Templar.copy_with_new_env``,
+``available_variables``, public on both).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -326,6 +333,25 @@ def ansiballz_save(local_tmp=None, key=None):
     except OSError:
         pass
     return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# A role's variables, without importing the role (the drift check's action)
+
+def load_role_file(path, loader=None):
+    """The data of the role's YAML file ``path`` (defaults/main.yml), its template strings
+    trusted as ansible-core's role loader trusts them; ``None`` for an empty file."""
+    if loader is None:
+        from ansible.parsing.dataloader import DataLoader
+        loader = DataLoader()
+    if TEMPLAR_2_19:
+        return loader.load_from_file(path, cache="none", trusted_as_template=True)
+    return loader.load_from_file(path, cache=False)
+
+
+def templar_with(templar, variables):
+    """A templar like ``templar`` over ``variables`` (used as given, not copied)."""
+    return templar.copy_with_new_env(available_variables=variables)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _node_package, _rails_role
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat, _node_package, _rails_role
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -53,6 +53,7 @@ CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 _DEFAULTS = {}
+_ROLE_DEFAULTS = {}
 # libyaml's safe loader where PyYAML has it (about ten times faster than the pure-Python one)
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -70,6 +71,7 @@ def getter(templar, variables):
         if name not in memo:
             memo[name] = templar.template(variables[name])
         return memo[name]
+    get.is_getter = True
     return get
 
 
@@ -170,6 +172,31 @@ def checked_defaults(role):
     return _DEFAULTS[role]
 
 
+def role_defaults(role):
+    """The role's ``defaults/main.yml`` as a role import reads it (its template strings trusted
+    as templates), read once per process: what a host sees of the role's variables when the
+    inventory does not set them."""
+    if role not in _ROLE_DEFAULTS:
+        path = os.path.join(_COLLECTION, "roles", role, "defaults", "main.yml")
+        data = _core_compat.load_role_file(path) if os.path.exists(path) else None
+        if data is not None and not isinstance(data, dict):
+            raise AnsibleError("rdma.fabric.%s: %s is not a mapping of variables" % (role, path))
+        _ROLE_DEFAULTS[role] = data or {}
+    return _ROLE_DEFAULTS[role]
+
+
+def host_variables(task_vars, roles):
+    """A host's variables as a task inside the ``roles`` sees them, without importing them: the
+    roles' defaults (the lowest precedence) under the task's variables. The drift check's action
+    reads every area's role this way: the playbook imports no role, so ansible-core neither loads
+    the roles for each run nor merges their defaults into every host's variables for every task."""
+    merged = {}
+    for role in roles:
+        merged.update(role_defaults(role))
+    merged.update(task_vars)
+    return merged
+
+
 def preload(roles):
     """Read the argument specs of ``roles``, and check their defaults, now. The drift check's
     action calls it when the strategy imports it in the controller's main process: each task's
@@ -179,7 +206,8 @@ def preload(roles):
         try:
             role_options(role)
             checked_defaults(role)
-        except (OSError, KeyError, TypeError, yaml.YAMLError):
+            role_defaults(role)
+        except (OSError, KeyError, TypeError, yaml.YAMLError, AnsibleError):
             pass   # the worker reads it again and reports the error where it is used
 
 
@@ -210,6 +238,39 @@ def checked_variables(role, get, others=()):
             variables[name] = result.validated_parameters[name]
     variables.update((name, get(name, None)) for name in others)
     return variables
+
+
+def setting_roles(roles, names):
+    """``{role: [name, ...]}``: the role of each of the variables ``names``. A name that is no
+    variable of the roles, or a secret, is an error naming it."""
+    out = {}
+    for name in names:
+        role = next((role for role in roles if name in role_options(role)), None)
+        if role is None:
+            raise AnsibleError("drift_check: settings: %s not a variable of the roles %s" % (name, ", ".join(roles)))
+        if _secrets.is_secret(name):
+            raise AnsibleError("drift_check: settings: %s is a secret: it is not returned" % name)
+        out.setdefault(role, []).append(name)
+    return out
+
+
+def checked_settings(roles, names, get):
+    """``{name: value}`` of the roles' variables ``names``, each checked against its role's
+    argument spec as the role checks it (a converged play's decisions: ``gpudirect_reboot``).
+    ``get`` is a getter, or a function that returns one (called once the names are known good)."""
+    by_role = setting_roles(roles, names)
+    if by_role and not getattr(get, "is_getter", False):
+        get = get()
+    out = {}
+    for role, mine in sorted(by_role.items()):
+        options = role_options(role)
+        variables = dict((name, get(name)) for name in mine)
+        result = ArgumentSpecValidator(dict((name, options[name]) for name in mine)).validate(dict(variables))
+        if result.error_messages:
+            raise AnsibleError("rdma.fabric.%s: %s" % (role, "; ".join(_spec_error(m, variables)
+                                                                       for m in result.error_messages)))
+        out.update((name, result.validated_parameters[name]) for name in mine)
+    return out
 
 
 def _raising(options, variables):

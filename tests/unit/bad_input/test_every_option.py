@@ -346,6 +346,8 @@ ACTION_CASES = {
     "drift_check": [
         ("areas", {"areas": ["roce_qos"]}, ["areas", "['roce_qos']"]),
         ("area_groups", {"area_groups": {"rails": "gpu_nodes"}}, ["area_groups", "'rails'"]),
+        ("settings", {"area_groups": {}, "settings": "gpudirect_reboot"}, ["settings", "'gpudirect_reboot'"]),
+        ("settings", {"area_groups": {}, "settings": ["gpudirect_reboots"]}, ["settings", "gpudirect_reboots"]),
     ],
     "drift_report": [
         ("report_dir", {"report_dir": "@FILE@"}, ["report_dir", "@FILE@"]),

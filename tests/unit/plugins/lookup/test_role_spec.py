@@ -227,3 +227,79 @@ def test_the_health_spec_ships_the_timer_runner_and_what_it_imports(run):
     assert not any(p.endswith("/module_utils/acceptance/_perftest_run.py") for p in paths)
     assert spec["settings"]["host"] == "gpu1" and spec["read"]["host"] == "gpu1"
     assert spec["settings"]["report_dir"].endswith("/health-report")      # a template default, templated
+
+
+# The drift check's action builds the same specs without importing any role: the host's variables
+# over the roles' defaults (_role_specs.host_variables), in a play that imports nothing. A probe
+# action (play-adjacent, a subclass of the real one) returns what it would send to the node.
+PROBE = '''
+from ansible_collections.rdma.fabric.plugins.action.drift_check import ActionModule as DriftCheck
+
+
+class ActionModule(DriftCheck):
+    def run(self, tmp=None, task_vars=None):
+        self._ActionModule__get = None
+        groups = dict((area, "all") for area in self._task.args["areas"])
+        specs = self._specs_of_groups(groups, task_vars["inventory_hostname"], task_vars)
+        settings = self._task.args.get("settings") or []
+        return {"specs": specs, "settings": self._settings(settings, task_vars) if settings else {}}
+
+    def _settings(self, names, task_vars):
+        from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs
+        from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
+        return _role_specs.checked_settings(A.NODE_AREAS, names, self._getter(task_vars))
+'''
+
+NO_IMPORT_PLAY = """
+- hosts: gpu1
+  gather_facts: false
+  tasks:
+    - name: The specs the drift check's action builds, no role imported
+      spec_probe:
+        areas: %s
+        settings: [gpudirect_reboot, gpudirect_fail_on_not_ready, nccl_env_fleet_check, roce_qos_lldp]
+""" % json.dumps(["roce_qos", "nccl_env", "gpudirect", "opensm", "nic_firmware"])
+
+
+def _probe(tmp_path, play=NO_IMPORT_PLAY):
+    (tmp_path / "action_plugins").mkdir()
+    (tmp_path / "action_plugins" / "spec_probe.py").write_text(PROBE)
+    proc = _run(tmp_path, play=play)
+    return proc
+
+
+def test_the_drift_check_builds_the_role_specs_without_importing_the_roles(run, tmp_path):
+    proc = _probe(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)["plays"][0]["tasks"][-1]["hosts"]["gpu1"]
+    for area in ("roce_qos", "nccl_env", "gpudirect", "opensm", "nic_firmware"):
+        # the same dict, files and all, as the role's own lookup gives inside the imported role
+        assert result["specs"][area] == run["specs"][area], area
+    # (roce_qos's settings hold nccl_env's roce_dscp, whose default is a template over roce_qos_roce_dscp)
+    assert result["specs"]["roce_qos"]["settings"]["nccl_roce_dscp"] == 24
+    # the settings a play decides with: the role's defaults, and the inventory's "no" as `| bool` reads it
+    assert result["settings"] == {"gpudirect_reboot": "never", "gpudirect_fail_on_not_ready": False,
+                                  "nccl_env_fleet_check": "fail", "roce_qos_lldp": False}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("opensm_sm_key", "opensm_sm_key is a secret: it is not returned"),
+    ("no_such_variable", "settings: no_such_variable not a variable of the roles"),
+])
+def test_a_setting_that_is_a_secret_or_unknown_is_an_error_naming_it(name, message):
+    get = S.getter(mock_templar(), {"opensm_sm_key": "0x1"})
+    with pytest.raises(AnsibleError, match=message):
+        S.checked_settings(("opensm", "roce_qos"), [name], get)
+
+
+def test_a_setting_the_argument_spec_refuses_is_an_error_naming_the_variable_and_value():
+    get = S.getter(mock_templar(), {"gpudirect_reboot": "sometimes"})
+    with pytest.raises(AnsibleError, match="gpudirect_reboot must be one of: never, if_required, got: sometimes"):
+        S.checked_settings(("gpudirect",), ["gpudirect_reboot"], get)
+
+
+def mock_templar():
+    class Templar(object):
+        def template(self, value):
+            return value
+    return Templar()
