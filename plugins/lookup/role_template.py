@@ -67,11 +67,17 @@ _raw:
   elements: str
 """
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
+
+try:
+    import fcntl
+except ImportError:   # pragma: no cover - not POSIX: no lock, each worker renders what it misses
+    fcntl = None
 
 import jinja2
 from jinja2 import meta as jinja2_meta
@@ -126,11 +132,8 @@ class LookupModule(LookupBase):
             data.update(_core_compat.template_vars(os.path.basename(path), path, data))
             data.update(extra)
             with _core_compat.template_context(self._templar, data, [os.path.dirname(path)]) as templar:
-                cache = _RenderCache(templar, path, source, data)
-                text = cache.get()
-                if text is None:
-                    text = _core_compat.render_template(templar, source)
-                    cache.put(text)
+                text = _RenderCache(templar, path, source, data).text(
+                    lambda templar=templar, source=source: _core_compat.render_template(templar, source))
             ret.append(text)
         return ret
 
@@ -191,12 +194,7 @@ class _RenderCache(object):
             stat = os.stat(path)
             ident = hashlib.sha256(("%s\0%d\0%d" % (path, stat.st_mtime_ns, stat.st_size)).encode()).hexdigest()
             names_file = os.path.join(directory, ident + ".names.json")
-            try:
-                with open(names_file) as handle:
-                    names, pure = json.load(handle)
-            except (IOError, OSError, ValueError):
-                names, pure = template_names(source)
-                _write_atomic(names_file, json.dumps([names, pure]))
+            names, pure = _read_or_make(names_file, lambda: json.dumps(template_names(source)), json.loads)
             if not pure:
                 return
             values = [(name, templar.template(data[name]) if name in data else "<absent>") for name in names]
@@ -204,6 +202,23 @@ class _RenderCache(object):
             self.key = os.path.join(directory, digest.hexdigest() + ".txt")
         except Exception:   # noqa: BLE001 (any doubt: render it, as the builtin lookup would)
             self.key = None
+
+    def text(self, render):
+        """The file's text: the run's copy, or rendered by ``render()``. The workers of one task start
+        together (at 16 hosts every host is in the first batch of forks): the first to miss a file
+        renders it under the file's lock while the others wait for its text, instead of all of them
+        rendering it at once."""
+        if self.key is None:
+            return render()
+        text = self.get()
+        if text is not None:
+            return text
+        with _locked(self.key):
+            text = self.get()
+            if text is None:
+                text = render()
+                self.put(text)
+        return text
 
     def get(self):
         if self.key is None:
@@ -221,6 +236,45 @@ class _RenderCache(object):
                 _write_atomic(self.key, text)
             except (IOError, OSError):
                 pass
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive lock on ``path`` + ``.lock`` (in the run's cache directory) for the ``with``
+    block; none where the lock cannot be taken."""
+    handle = None
+    try:
+        if fcntl is not None:
+            os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+            handle = open(path + ".lock", "a")
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except (IOError, OSError):
+        if handle is not None:
+            handle.close()
+        handle = None
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.close()   # closing the descriptor releases the lock
+
+
+def _read_or_make(path, make, load):
+    """``load`` of the run cache's file ``path``, made by ``make()`` (text) under the file's lock
+    by the first worker that misses it."""
+    try:
+        with open(path) as handle:
+            return load(handle.read())
+    except (IOError, OSError, ValueError):
+        pass
+    with _locked(path):
+        try:
+            with open(path) as handle:
+                return load(handle.read())
+        except (IOError, OSError, ValueError):
+            text = make()
+            _write_atomic(path, text)
+            return load(text)
 
 
 def _write_atomic(path, text):

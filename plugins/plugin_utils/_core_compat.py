@@ -52,10 +52,10 @@ private ``DataLoader._get_file_contents``), as each version's
 guide suggests, by ``Templar.evaluate_expression``.
 
 **A role's defaults read as a role import reads them** (``load_role_file``, the drift check's
-action, which does not import the roles): ``DataLoader.load_from_file(trusted_as_template=True)``
-on 2.19, which marks the file's template strings as trusted, as ansible-core's own role loader
-does; ``DataLoader.load_from_file`` on 2.16 to 2.18, which template every string that is not
-unsafe. ``templar_with`` gives a templar over other variables (``Templar.copy_with_new_env``,
+action, which does not import the roles): on 2.19 each string of the file that holds a template
+is marked trusted with ``trust_as_template``, as ansible-core's own role loader
+(``DataLoader.load_from_file(trusted_as_template=True)``) marks the file's strings; 2.16 to 2.18
+template every string that is not unsafe. ``templar_with`` gives a templar over other variables (``Templar.copy_with_new_env``,
 ``available_variables``, public on both).
 """
 
@@ -340,13 +340,25 @@ def ansiballz_save(local_tmp=None, key=None):
 
 def load_role_file(path, loader=None):
     """The data of the role's YAML file ``path`` (defaults/main.yml), its template strings
-    trusted as ansible-core's role loader trusts them; ``None`` for an empty file."""
-    if loader is None:
-        from ansible.parsing.dataloader import DataLoader
-        loader = DataLoader()
-    if TEMPLAR_2_19:
-        return loader.load_from_file(path, cache="none", trusted_as_template=True)
-    return loader.load_from_file(path, cache=False)
+    trusted as ansible-core's role loader trusts them; ``None`` for an empty file. Read with
+    libyaml's safe loader where PyYAML has it (ansible-core's own loader tags every value with its
+    origin: ten times slower, and a role's defaults carry no tag a template needs but trust)."""
+    import yaml
+    with open(path, "rb") as handle:
+        data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))   # a safe loader
+    return _trusted(data) if TEMPLAR_2_19 else data
+
+
+def _trusted(value):
+    """``value`` with each string that holds a template trusted as a template (2.19)."""
+    from ansible.template import trust_as_template
+    if isinstance(value, str):
+        return trust_as_template(value) if ("{{" in value or "{%" in value or "{#" in value) else value
+    if isinstance(value, dict):
+        return dict((key, _trusted(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_trusted(item) for item in value]
+    return value
 
 
 def templar_with(templar, variables):

@@ -69,7 +69,10 @@ def getter(templar, variables):
                 return default[0]
             raise AnsibleUndefinedVariable("rdma.fabric role spec: the variable %r is undefined" % name)
         if name not in memo:
-            memo[name] = templar.template(variables[name])
+            value = variables[name]
+            # a value with no template in it is what templating returns (most are the roles'
+            # plain defaults): only a template costs the templating engine's call
+            memo[name] = templar.template(value) if _has_template(value) or not _plain(value) else value
         return memo[name]
     get.is_getter = True
     return get
@@ -136,6 +139,21 @@ def _canonical(value):
     """A value as text that tells types apart (1, 1.0, True and '1' differ), for comparing a host's
     value with the role's default."""
     return json.dumps(value, sort_keys=True, default=repr)
+
+
+_PLAIN_SCALARS = (str, bool, int, float, type(None))
+
+
+def _plain(value):
+    """Plain data (str, numbers, booleans, None, and lists and dicts of them): what templating
+    returns as it is when it holds no template."""
+    if isinstance(value, _PLAIN_SCALARS):
+        return True
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return False
 
 
 def _has_template(value):

@@ -168,8 +168,8 @@ def test_get_templates_values_and_takes_a_default():
     class Templar(object):
         def template(self, value):
             return value.upper() if isinstance(value, str) else value
-    get = S.getter(Templar(), {"a": "x", "b": 3})
-    assert get("a") == "X" and get("b") == 3 and get("c", None) is None
+    get = S.getter(Templar(), {"a": "{{ x }}", "b": 3})
+    assert get("a") == "{{ X }}" and get("b") == 3 and get("c", None) is None
     with pytest.raises(AnsibleUndefinedVariable, match="'c' is undefined"):
         get("c")
 
@@ -201,6 +201,25 @@ def test_each_name_is_the_role_var_of_that_name_and_its_lookup():
         assert S.built_var(role_vars[var]) == name
     assert S.built_var("{{ lookup('rdma.fabric.role_spec', 'roce_qos') | combine({}) }}") is None
     assert S.built_var({"a": 1}) is None
+
+
+class _Other(object):
+    """A value of a type templating may change (not plain data)."""
+
+
+@pytest.mark.parametrize("value, templated", [
+    ("plain", False), (3, False), (None, False), (True, False), ([1, "a", {"b": [2.5]}], False),
+    ("{{ x }}", True), (["a", "{% if x %}b{% endif %}"], True), ({"k": "{# c #}"}, True), (_Other(), True),
+])
+def test_get_templates_only_what_holds_a_template_or_is_not_plain_data(value, templated):
+    calls = []
+
+    class Templar(object):
+        def template(self, value):
+            calls.append(value)
+            return value
+    assert S.getter(Templar(), {"v": value})("v") is value
+    assert bool(calls) is templated
 
 
 def test_get_templates_each_variable_once():

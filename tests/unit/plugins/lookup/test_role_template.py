@@ -274,3 +274,37 @@ def test_a_text_holding_a_secret_is_never_cached_on_disk():
     assert proc.returncode == 0, proc.stderr
     text, kept = json.loads(proc.stdout)
     assert key in text and key not in kept
+
+
+LOCK_RUN = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.rdma.fabric.plugins.lookup import role_template as R
+directory, log = sys.argv[2], sys.argv[3]
+
+def make(tag):
+    with open(log, "a") as handle:
+        handle.write(tag + "\n")
+    time.sleep(0.3)     # the others arrive while it renders
+    return "rendered by %d" % os.getpid()
+
+cache = object.__new__(R._RenderCache)
+cache.key = os.path.join(directory, "file.txt")
+text = cache.text(lambda: make("text"))
+names = R._read_or_make(os.path.join(directory, "t.names.json"), lambda: json.dumps([["a"], make("names") != ""]),
+                        json.loads)
+print(json.dumps([text, names]))
+"""
+
+
+def test_workers_that_miss_a_file_together_render_it_once(tmp_path):
+    """At 16 hosts every worker starts at once: the first renders each file (and reads a template's
+    names) under its lock, the others wait and read its text."""
+    log = tmp_path / "calls"
+    procs = [subprocess.Popen([sys.executable, "-c", LOCK_RUN, os.path.join(REPO, ".cache", "collections"),
+                               str(tmp_path / "cache"), str(log)], stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [json.loads(proc.communicate(timeout=60)[0]) for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs)
+    assert sorted(log.read_text().split()) == ["names", "text"]      # each made once, by one of the four
+    assert len(set(json.dumps(out) for out in outs)) == 1 and outs[0][1] == [["a"], True]
