@@ -29,7 +29,7 @@ to the top directory, e.g. examples/ansible.cfg): the environment of that run on
 that playbook instead of the case's (an experiment's variant); burn=SECONDS (the burn case);
 collections=PATH (ANSIBLE_COLLECTIONS_PATH: another checkout of the collection as rdma.fabric, e.g. a
 clone of the commit before a change, under PATH/ansible_collections/rdma/fabric: before and after
-side by side in the same rounds). A run that fails
+side by side in the same rounds; its own playbooks run unless play= is given). A run that fails
 is reported and left out of the medians; the bench goes on.
 
 Per run: wall time; controller CPU (user+sys) of the whole ansible-playbook process tree,
@@ -267,6 +267,10 @@ class Bench(object):
         play = case.get("play") or {"ping": self.ping_play, "facts": self.facts_play, "burn": self.burn_play,
                                     "drift": "playbooks/drift_check.yml", "rerun": "playbooks/site.yml",
                                     "first": "playbooks/site.yml", "fabric": "playbooks/fabric_test.yml"}[base]
+        other = case["env"].get("ANSIBLE_COLLECTIONS_PATH")
+        if other and not case.get("play") and play.startswith("playbooks/"):
+            # another checkout's own playbook: its plays go with its plugins
+            play = os.path.join(other, "ansible_collections", "rdma", "fabric", play)
         argv = ["ansible-playbook", "-i", self.inventory, play]
         if base == "burn":
             argv += ["-e", "bench_burn_s=%s" % case.get("burn", "1.6")]

@@ -27,6 +27,13 @@ four (``StrategyBase.__init__``, ``_queue_task``, ``_wait_on_pending_results``,
 - ``StrategyBase._pending_results``: read.
 - ``StrategyBase._tqm._terminated``: read; ``StrategyBase._tqm.has_dead_workers()``: called.
 
+**The collection loader's compile** (used by the strategy, ``install_code_cache`` below):
+``ansible.utils.collection_loader._collection_finder._AnsibleCollectionPkgLoaderBase.get_code(fullname)``
+compiles a module's source (``compile``, no bytecode cache) the first time the loader is asked, and
+keeps the code object in ``self._compiled_code``; the same in the four versions. The strategy wraps
+it for this collection's modules only: a code object kept by an earlier run is returned (and set
+there) instead of compiling.
+
 **The AnsiballZ cache's layout** (used by the strategy, ``ansiballz_seed``/``ansiballz_save``
 below): ansible-core builds a module's payload once per run, in each version the same way
 (``ansible.executor.module_common._find_module_utils``): it walks the module's imports
@@ -65,9 +72,12 @@ __metaclass__ = type
 
 import contextlib
 import hashlib
+import marshal
 import os
 import shutil
 import sys
+import tempfile
+from importlib import util as importlib_util
 from collections import deque
 from multiprocessing.connection import wait as _wait_for
 
@@ -163,6 +173,12 @@ def waiting_strategy(base):
                     self._results = WakingDeque(self._results, wake_w)
 
         def run(self, iterator, play_context, *args, **kwargs):
+            # before the play imports the collection's action plugins: their compiled code kept
+            if code_cache_enabled():
+                try:
+                    install_code_cache()
+                except Exception:   # noqa: BLE001 (a cache: any doubt, ansible-core compiles)
+                    pass
             # before the play's first worker forks: the collection's payloads kept by an earlier run
             key = None
             if ansiballz_enabled():
@@ -333,6 +349,88 @@ def ansiballz_save(local_tmp=None, key=None):
     except OSError:
         pass
     return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# The collection's compiled Python code, kept between runs (rdma.fabric.linear)
+
+CODE_CACHE_ENV = "RDMA_FABRIC_CODE_CACHE"
+CODE_PREFIX = "ansible_collections.rdma.fabric."
+
+
+def code_cache_enabled():
+    return os.environ.get(CODE_CACHE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def code_cache_dir(local_tmp=None):
+    """Beside the runs' own directories (local_tmp's parent, ~/.ansible/tmp by default), one
+    directory per Python version."""
+    local_tmp = local_tmp or C.DEFAULT_LOCAL_TMP
+    return os.path.join(os.path.dirname(os.path.abspath(local_tmp)), "rdma_fabric_code",
+                        "%s-%s" % (sys.implementation.cache_tag, importlib_util.MAGIC_NUMBER.hex()))
+
+
+def _code_key(filename):
+    stat = os.stat(filename)
+    return hashlib.sha256(("%s\0%d\0%d" % (filename, stat.st_size, stat.st_mtime_ns)).encode()).hexdigest()
+
+
+def _private_dir(path):
+    """True when ``path`` is a real directory (no symlink) of this user that nobody else can write."""
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return False
+    return os.path.isdir(path) and not os.path.islink(path) and stat.st_uid == os.geteuid() and not stat.st_mode & 0o022
+
+
+def install_code_cache(directory=None):
+    """ansible-core's collection loader compiles a collection's source at every import, in every
+    run (``_AnsibleCollectionPkgLoaderBase.get_code``, private; no bytecode cache): the drift
+    check's action imports about 50 of this collection's files in the main process, a third of
+    their import time the compile. This keeps their code objects (``marshal``, as Python's own
+    ``.pyc``) between runs, under a key of the file's path, size and modification time (as a
+    ``.pyc`` is checked), in a directory only the controller's user can write; any other module,
+    or any doubt, is compiled by ansible-core. Installed once per process."""
+    from ansible.utils.collection_loader import _collection_finder
+    base = getattr(_collection_finder, "_AnsibleCollectionPkgLoaderBase", None)
+    original = getattr(base, "get_code", None)
+    if original is None or getattr(original, "_rdma_fabric_code_cache", False):
+        return False
+    directory = directory or code_cache_dir()
+
+    def get_code(self, fullname):
+        if getattr(self, "_compiled_code", None) or not fullname.startswith(CODE_PREFIX):
+            return original(self, fullname)
+        try:
+            filename = self.get_filename(fullname)
+            if not filename or not filename.endswith(".py") or not os.path.isfile(filename):
+                return original(self, fullname)
+            path = os.path.join(directory, _code_key(filename) + ".code")
+            if _private_dir(directory) and os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    code = marshal.load(handle)
+                if getattr(code, "co_filename", None) == filename:
+                    self._compiled_code = code
+                    return code
+        except Exception:   # noqa: BLE001 (a cache: any doubt, ansible-core compiles)
+            return original(self, fullname)
+        code = original(self, fullname)
+        try:
+            if code is not None:
+                os.makedirs(directory, 0o700, exist_ok=True)
+                if _private_dir(directory):
+                    fd, part = tempfile.mkstemp(prefix=".code-", dir=directory)
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(marshal.dumps(code))
+                    os.rename(part, path)
+        except Exception:   # noqa: BLE001
+            pass
+        return code
+
+    get_code._rdma_fabric_code_cache = True
+    base.get_code = get_code
+    return True
 
 
 # ---------------------------------------------------------------------------------------------

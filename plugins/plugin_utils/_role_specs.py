@@ -34,7 +34,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _secrets
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import PlanError
 from ansible_collections.rdma.fabric.plugins.module_utils.areas import _registry
-from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat, _node_package, _rails_role
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat, _node_package
 
 try:   # the bool filter's own conversion, so a value converts here as `| bool` converts it
     from ansible.plugins.filter.core import to_bool
@@ -46,10 +46,41 @@ except ImportError:   # pragma: no cover - older ansible-core
 
 # The area objects (module_utils/areas/) whose spec is built from their role's argument spec
 # (areas/_registry: role_spec).
-AREA_OBJECTS = _registry.modules(role_spec=True)
+class _AreaObjects(object):
+    """``{area: area object}`` of the areas whose spec is built here, each imported on first use:
+    the drift check's action (imported in the controller's main process, before the forks) needs
+    the node areas only, not the controller areas' planners (rails' and its address library,
+    health's report writers, the fabric test's acceptance)."""
+
+    def __init__(self, names):
+        self._names = tuple(names)
+
+    def __contains__(self, name):
+        return name in self._names
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self):
+        return len(self._names)
+
+    def __getitem__(self, name):
+        if name not in self._names:
+            raise KeyError(name)
+        return _registry.module(name)
+
+
+AREA_OBJECTS = _AreaObjects(_registry.names(role_spec=True))
+
+
+def _rails_inputs(variables):
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _rails_role
+    return _rails_role.spec_inputs(variables)
+
+
 # What an area's spec takes from the controller besides the host's variables (what needs the
 # whole fleet's planner): area -> function(checked variables) -> keyword arguments of its spec.
-CONTROLLER_INPUTS = {"rails": _rails_role.spec_inputs}
+CONTROLLER_INPUTS = {"rails": _rails_inputs}
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OPTIONS = {}
 _DEFAULTS = {}
