@@ -71,6 +71,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import gc
 import hashlib
 import marshal
 import os
@@ -222,7 +223,19 @@ def waiting_strategy(base):
                 if not full:
                     break
                 _wait_for(sentinels, timeout=SAFETY_TIMEOUT)
-            return super(WaitingStrategy, self)._queue_task(host, task, task_vars, play_context)
+            # The base forks the worker here. Python's cyclic garbage collector, run in the worker,
+            # walks (writes the header of) every tracked object the worker inherited: each page it
+            # touches is copied (copy on write), the main process's whole heap in a long task.
+            # Frozen before the fork (gc.freeze, as Python's documentation advises), the inherited
+            # objects are left out of the worker's collections; the main process unfreezes at once.
+            frozen = gc_freeze_enabled()
+            if frozen:
+                gc.freeze()
+            try:
+                return super(WaitingStrategy, self)._queue_task(host, task, task_vars, play_context)
+            finally:
+                if frozen:
+                    gc.unfreeze()
 
         def _wait_on_pending_results(self, iterator):
             """The base's loop (ansible.plugins.strategy.StrategyBase), with a blocking wait in
@@ -356,6 +369,13 @@ def ansiballz_save(local_tmp=None, key=None):
 
 CODE_CACHE_ENV = "RDMA_FABRIC_CODE_CACHE"
 CODE_PREFIX = "ansible_collections.rdma.fabric."
+
+
+GC_FREEZE_ENV = "RDMA_FABRIC_GC_FREEZE"
+
+
+def gc_freeze_enabled():
+    return hasattr(gc, "freeze") and os.environ.get(GC_FREEZE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def code_cache_enabled():
