@@ -54,6 +54,7 @@ import csv
 import ctypes
 import os
 import platform
+import re
 import resource
 import shutil
 import signal
@@ -312,6 +313,7 @@ class Bench(object):
             sys.stderr.write("\nbench: %s (N=%d) exited %d: left out of the medians\n"
                              % (case["label"], nodes, proc.returncode))
         cpu = figures["cpu_user_s"] + figures["cpu_sys_s"]
+        rounds = fabric_rounds(proc.stdout) if case["base"] == "fabric" else 0
         row = {"nodes": nodes, "transport": self.args.transport, "case": case["label"], "round": rnd,
                "rc": proc.returncode, "failed": failed, "wall_s": round(wall, 3), "ctl_cpu_s": round(cpu, 3),
                "ctl_cpu_s_per_host": round(cpu / nodes, 4),
@@ -320,11 +322,20 @@ class Bench(object):
                "ctl_peak_mib": round(figures["peak_mib"], 1),
                "max_process_rss_mib": round(after.ru_maxrss / 1024.0, 1),
                "nodes_cpu_s": round(nodes_used, 3), "nodes_cpu_s_per_host": round(nodes_used / nodes, 4),
-               "load1": os.getloadavg()[0]}
+               "load1": os.getloadavg()[0], "rounds": rounds,
+               "ctl_cpu_s_per_host_round": round(cpu / nodes / rounds, 4) if rounds else 0.0}
         print("N=%-4d %-28s round %s: wall %7.1f s, controller %7.1f s CPU (%.3f s/host), peak %6.0f MiB, "
               "nodes %6.1f s CPU" % (nodes, case["label"], rnd, wall, cpu, cpu / nodes, figures["peak_mib"], nodes_used),
               flush=True)
         return row
+
+
+def fabric_rounds(output):
+    """The fabric test's rounds in a run's output: its pair rounds and isolation rounds, as the
+    role's loop labels name them ("round 2 of 4", "isolation round 1 of 1")."""
+    pair = [int(m) for m in re.findall(r"\(item=round \d+ of (\d+)\)", output)]
+    isolation = [int(m) for m in re.findall(r"\(item=isolation round \d+ of (\d+)\)", output)]
+    return (max(pair) if pair else 0) + (max(isolation) if isolation else 0)
 
 
 def median_rows(rows, nodes, label):
@@ -332,8 +343,10 @@ def median_rows(rows, nodes, label):
     if not runs:
         return dict((key, 0.0) for key in ("wall_s", "ctl_cpu_s_per_host", "ctl_peak_mib",
                                            "nodes_cpu_s_per_host")), 0
-    return dict((key, statistics.median(r[key] for r in runs)) for key in
-                ("wall_s", "ctl_cpu_s_per_host", "ctl_peak_mib", "nodes_cpu_s_per_host")), len(runs)
+    keys = ["wall_s", "ctl_cpu_s_per_host", "ctl_peak_mib", "nodes_cpu_s_per_host"]
+    if all(r.get("rounds") for r in runs):
+        keys += ["rounds", "ctl_cpu_s_per_host_round"]
+    return dict((key, statistics.median(float(r[key]) for r in runs)) for key in keys), len(runs)
 
 
 def table(rows, transport):
@@ -384,6 +397,10 @@ def summary(rows):
             elif ping_runs and ping["ctl_cpu_s_per_host"]:
                 cells.append("%.3f s (%.2fx, %d)" % (med["ctl_cpu_s_per_host"],
                                                      med["ctl_cpu_s_per_host"] / ping["ctl_cpu_s_per_host"], runs))
+                if med.get("rounds"):   # the fabric test: per round as well
+                    cells[-1] += "; %.0f rounds: %.3f s per round (%.2fx)" % (
+                        med["rounds"], med["ctl_cpu_s_per_host_round"],
+                        med["ctl_cpu_s_per_host_round"] / ping["ctl_cpu_s_per_host"])
             else:
                 cells.append("%.3f s (%d)" % (med["ctl_cpu_s_per_host"], runs))
         drift, drift_runs = median_rows(rows, nodes, "drift")

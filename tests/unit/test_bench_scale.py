@@ -104,3 +104,11 @@ def test_collections_runs_another_checkout_of_the_collection():
     case = B.parse_case("drift:collections=/tmp/before/.cache/collections+forks=50")
     assert case["base"] == "drift"
     assert case["env"] == {"ANSIBLE_COLLECTIONS_PATH": "/tmp/before/.cache/collections", "ANSIBLE_FORKS": "50"}
+
+
+def test_fabric_rounds_are_read_from_the_role_loop_labels():
+    output = ("included: /x/round.yml for scale-0001, scale-0002 => (item=round 1 of 3)\n"
+              "included: /x/round.yml for scale-0001, scale-0002 => (item=round 3 of 3)\n"
+              "included: /x/round.yml for scale-0003 => (item=isolation round 1 of 1)\n")
+    assert B.fabric_rounds(output) == 4
+    assert B.fabric_rounds("PLAY RECAP") == 0
