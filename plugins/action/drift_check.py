@@ -11,6 +11,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+
+from ansible import constants as C
 from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
@@ -18,7 +22,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
 from ansible_collections.rdma.fabric.plugins.plugin_utils import _core_compat, _role_specs
 # the lookup that renders the roles' templates (_role_specs.renderer), imported with this plugin
-from ansible_collections.rdma.fabric.plugins.lookup import role_template  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.rdma.fabric.plugins.lookup import role_template
 
 # The strategy imports this plugin in the controller's main process, before it forks a worker
 # per host: the argument specs read here, and the lookup imported above, are read once per run,
@@ -125,7 +129,7 @@ class ActionModule(ActionBase):
                 # the play sets the area's spec itself
                 specs[area] = templar.template(task_vars[name])
             elif area in _role_specs.AREA_OBJECTS:
-                specs[area] = _role_specs.build(area, get, render)
+                specs[area] = _cached_spec(area, get, render)
             else:   # pragma: no cover - every node area is an area object (areas/_registry)
                 raise AnsibleError("drift_check: area_groups.%s: %s is undefined" % (area, name))
         return specs
@@ -138,3 +142,48 @@ class ActionModule(ActionBase):
             self.__templar = _core_compat.templar_with(self._templar, self.__variables)
             self.__get = _role_specs.getter(self.__templar, self.__variables)
         return self.__get
+
+
+def _cached_spec(area, get, render):
+    """The area's spec, built once per run for every distinct set of the values it reads: the hosts
+    of a group share their settings, so the first host's spec (checked, its files rendered) is
+    the others'. Kept in the run's local temporary directory, which the forked workers share,
+    with the run cache's key of each file it rendered: a host whose values give the same key and
+    whose files would render the same takes it; any other builds its own. A spec that reads the
+    host's name or holds a secret is built for every host (_role_specs.spec_key)."""
+    key = _role_specs.spec_key(area, get) if hasattr(render, "key") else None
+    if key is None:
+        return _role_specs.build(area, get, render)
+    path = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_spec", "%s-%s.json" % (area, key))
+    spec = _read_spec(path, render)
+    if spec is not None:
+        return spec
+    with role_template._locked(path):   # pylint: disable=protected-access
+        spec = _read_spec(path, render)
+        if spec is not None:
+            return spec
+        renders = []
+
+        def recording(term, template_vars=None):
+            renders.append([term, template_vars or {}, render.key(term, template_vars)])
+            return render(term, template_vars)
+        spec = _role_specs.build(area, get, recording)
+        if all(entry[2] for entry in renders):
+            try:
+                role_template._write_atomic(path, json.dumps({"spec": spec, "renders": renders}))   # pylint: disable=protected-access
+            except (IOError, OSError, TypeError, ValueError):
+                pass
+        return spec
+
+
+def _read_spec(path, render):
+    """The kept spec at ``path`` when each file it rendered has the same key for this host, else None."""
+    try:
+        with open(path) as handle:
+            kept = json.load(handle)
+        for term, template_vars, key in kept["renders"]:
+            if render.key(term, template_vars or None) != key:
+                return None
+        return kept["spec"]
+    except (IOError, OSError, ValueError, KeyError, TypeError):
+        return None

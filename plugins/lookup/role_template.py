@@ -138,6 +138,21 @@ class LookupModule(LookupBase):
         return ret
 
 
+    def keys(self, terms, variables=None, template_vars=None):
+        """The run cache's key of each term's file rendered over ``variables`` (what ``run`` would
+        render it with), without rendering it; ``None`` for a file rendered every time."""
+        out = []
+        for term in terms:
+            path = template_path(term)
+            source = _core_compat.read_template(self._loader, path)
+            data = dict(variables or {})
+            data.update(_core_compat.template_vars(os.path.basename(path), path, data))
+            data.update(template_vars or {})
+            with _core_compat.template_context(self._templar, data, [os.path.dirname(path)]) as templar:
+                out.append(_RenderCache(templar, path, source, data).key)
+        return out
+
+
 def _any_plugin(*args, **kwargs):
     raise AssertionError("rdma.fabric.role_template parses templates, it never renders them")
 

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 import re
@@ -116,7 +117,29 @@ def renderer(loader, templar, variables):
 
     def render(term, template_vars=None):
         return template.run([term], variables, template_vars=template_vars or {})[0]
+
+    def key(term, template_vars=None):
+        return template.keys([term], variables, template_vars=template_vars or {})[0]
+    render.key = key
     return render
+
+
+def spec_key(area, get):
+    """The key of the area's spec over a host's values: every variable it reads (its role's
+    argument spec and OTHER_VARIABLES), templated. ``None`` where the spec is the host's own (it reads
+    the host's name) or holds a secret (never written to the controller's disk), or where a
+    variable cannot be read (building the spec says why)."""
+    area_object = AREA_OBJECTS[area]
+    options = role_options(area)
+    others = tuple(getattr(area_object, "OTHER_VARIABLES", ()))
+    if "inventory_hostname" in others or any(_secrets.is_secret(name) for name in options):
+        return None
+    try:
+        values = [(name, get(name)) for name in sorted(options)] + [(name, get(name, None)) for name in sorted(others)]
+        text = json.dumps([area, values], sort_keys=True, default=repr)
+    except (AnsibleError, TypeError, ValueError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def lookup_expression(name):

@@ -322,3 +322,77 @@ def mock_templar():
         def template(self, value):
             return value
     return Templar()
+
+
+CACHE_PROBE = PROBE + '''
+
+class CachingProbe(ActionModule):
+    pass
+
+
+_run_probe = ActionModule.run
+
+
+def _run_with_cache_listing(self, tmp=None, task_vars=None):
+    import os
+    from ansible import constants as C
+    result = _run_probe(self, tmp, task_vars)
+    directory = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_spec")
+    result["kept"] = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    return result
+
+
+ActionModule.run = _run_with_cache_listing
+'''
+
+CACHE_INVENTORY = """
+all:
+  vars:
+    ansible_connection: local
+    ansible_python_interpreter: %s
+    roce_qos_roce_dscp: 24
+  hosts:
+    gpu1: {}
+    gpu2: {}
+    gpu3: {roce_qos_roce_dscp: 30}
+""" % sys.executable
+
+CACHE_PLAY = """
+- hosts: all
+  gather_facts: false
+  serial: 1
+  tasks:
+    - name: The specs, one host after the other
+      spec_probe:
+        areas: [roce_qos, gpudirect, nccl_env]
+"""
+
+
+def test_hosts_with_the_same_values_share_one_spec_per_run(tmp_path):
+    """The drift check builds an area's spec once per run for every distinct set of the values it
+    reads; a host with another value gets its own; nccl_env's (it names the host) is each host's."""
+    (tmp_path / "action_plugins").mkdir()
+    (tmp_path / "action_plugins" / "spec_probe.py").write_text(CACHE_PROBE)
+    (tmp_path / "play.yml").write_text(CACHE_PLAY)
+    (tmp_path / "inventory.yml").write_text(CACHE_INVENTORY)
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK=JSON_CALLBACK,
+               ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([os.path.join(REPO, ".cache", "collections")] + (
+                   [] if JSON_CALLBACK.startswith("ansible.builtin.") else [os.environ.get("ANSIBLE_COLLECTIONS_PATH", "")])),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+                           str(tmp_path / "inventory.yml"), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    hosts = {}
+    for play in json.loads(proc.stdout)["plays"]:
+        for host, result in play["tasks"][-1]["hosts"].items():
+            hosts[host] = result
+    specs = dict((host, result["specs"]) for host, result in hosts.items())
+    assert specs["gpu1"]["roce_qos"] == specs["gpu2"]["roce_qos"]
+    assert specs["gpu1"]["gpudirect"] == specs["gpu2"]["gpudirect"] == specs["gpu3"]["gpudirect"]
+    assert specs["gpu3"]["roce_qos"]["settings"]["roce_dscp"] == 30 != specs["gpu1"]["roce_qos"]["settings"]["roce_dscp"]
+    # kept after gpu1: one roce_qos and one gpudirect spec; after gpu3, a second roce_qos one; none for nccl_env
+    kept = [sorted(set(name.split("-")[0] for name in hosts[h]["kept"] if name.endswith(".json"))) for h in ("gpu1", "gpu3")]
+    assert kept == [["gpudirect", "roce_qos"], ["gpudirect", "roce_qos"]]
+    count = dict((h, sum(1 for n in hosts[h]["kept"] if n.startswith("roce_qos-") and n.endswith(".json"))) for h in hosts)
+    assert count == {"gpu1": 1, "gpu2": 1, "gpu3": 2}
