@@ -267,6 +267,9 @@ def waiting_strategy(base):
 ANSIBALLZ_PREFIX = "ansible_collections.rdma.fabric.plugins.modules."
 # RDMA_FABRIC_ANSIBALLZ_CACHE=0 (or false, no, off) builds the payloads in every run, as ansible-core does
 ANSIBALLZ_CACHE_ENV = "RDMA_FABRIC_ANSIBALLZ_CACHE"
+# the keys kept, the most recently used first: two checkouts of the collection used in turn (two
+# projects of a controller, a bench's before and after) would otherwise rebuild at every run
+ANSIBALLZ_KEEP_KEYS = 4
 _COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -334,8 +337,9 @@ def ansiballz_seed(local_tmp=None, key=None):
 
 def ansiballz_save(local_tmp=None, key=None):
     """Keep the payloads of the collection's modules that this run built (its cache's files not kept
-    yet), in a directory only the controller's user can read; the other keys' directories are
-    removed (a changed collection or ansible-core). Returns the names kept."""
+    yet), in a directory only the controller's user can read; of the other keys' directories (a
+    changed collection or ansible-core, another checkout) the ANSIBALLZ_KEEP_KEYS - 1 most recently
+    used stay, the rest are removed. Returns the names kept."""
     from ansible_collections.rdma.fabric.plugins.module_utils.common import _fileio
     run_dir, store = ansiballz_dirs(local_tmp, key)
     kept = []
@@ -356,9 +360,11 @@ def ansiballz_save(local_tmp=None, key=None):
             return kept
     parent = os.path.dirname(store)
     try:
-        for other in os.listdir(parent):
-            if other != os.path.basename(store):
-                shutil.rmtree(os.path.join(parent, other), ignore_errors=True)
+        os.utime(store)   # the key this run used: the most recent
+        others = [os.path.join(parent, other) for other in os.listdir(parent) if other != os.path.basename(store)]
+        others.sort(key=lambda path: os.stat(path).st_mtime, reverse=True)
+        for other in others[ANSIBALLZ_KEEP_KEYS - 1:]:
+            shutil.rmtree(other, ignore_errors=True)
     except OSError:
         pass
     return kept

@@ -75,17 +75,25 @@ def test_a_second_run_loads_the_kept_payload_and_sends_the_same_bytes(tmp_base):
     assert K.ansiballz_save(str(second_tmp), key) == []         # already kept
 
 
-def test_another_key_is_not_seeded_and_saving_under_it_drops_the_old_one(tmp_base):
+def test_another_key_is_not_seeded_and_the_most_recent_keys_are_kept(tmp_base):
     first_tmp, other_tmp = tmp_base / "ansible-local-1", tmp_base / "ansible-local-2"
     _build(first_tmp)
-    assert K.ansiballz_save(str(first_tmp), "old-key")
-    # a changed module_utils file (another key): its run builds again, and keeps only the new one
-    assert K.ansiballz_seed(str(other_tmp), "new-key") == []
+    assert K.ansiballz_save(str(first_tmp), "key-0")
+    # a changed module_utils file (another key): its run builds again
+    assert K.ansiballz_seed(str(other_tmp), "key-1") == []
     calls = _build(other_tmp)[0]
     assert calls == ["state_check"]
-    assert K.ansiballz_save(str(other_tmp), "new-key")
-    store_parent = os.path.dirname(K.ansiballz_dirs(str(other_tmp), "new-key")[1])
-    assert os.listdir(store_parent) == ["new-key"]
+    assert K.ansiballz_save(str(other_tmp), "key-1")
+    store_parent = os.path.dirname(K.ansiballz_dirs(str(other_tmp), "key-1")[1])
+    # two checkouts used in turn keep theirs (a bench's before and after)
+    assert sorted(os.listdir(store_parent)) == ["key-0", "key-1"]
+    os.utime(os.path.join(store_parent, "key-0"), (1, 1))
+    for number in range(2, 2 + K.ANSIBALLZ_KEEP_KEYS):
+        os.utime(os.path.join(store_parent, "key-%d" % (number - 1)), (number, number))   # older, in order
+        assert K.ansiballz_save(str(other_tmp), "key-%d" % number)
+    # the most recently used ones stay; the oldest are removed
+    newest = ["key-%d" % n for n in range(2 + K.ANSIBALLZ_KEEP_KEYS - K.ANSIBALLZ_KEEP_KEYS, 2 + K.ANSIBALLZ_KEEP_KEYS)]
+    assert sorted(os.listdir(store_parent)) == sorted(newest)
 
 
 def test_the_key_follows_every_module_utils_file(tmp_base):
