@@ -73,6 +73,8 @@ class ActionModule(ActionBase):
                 areas.setdefault(record["host"], [])
                 if record["area"] not in areas[record["host"]]:
                     areas[record["host"]].append(record["area"])
+        # not "unreachable": ansible-core reads a true "unreachable" in a result as the task's own
+        # host being unreachable (this run_once task's, so every host's, and the run stops there)
         result.update(changed=False, records=records, summary=meta["summary"], areas_by_host=areas,
-                      unreachable=unreachable, report_dir=report_dir)
+                      unreachable_hosts=unreachable, report_dir=report_dir)
         return RR.finish(result, meta["summary"], records and fail_on_drift)

@@ -100,7 +100,9 @@ class ActionModule(ActionBase):
         if skipped:
             table = (table + "\n" if table else "") + R.skipped_table(skipped)
         RR.show(args.get("title") or "rdma.fabric fabric health", table, meta["summary"], report_dir)
+        # not "unreachable": ansible-core reads a true "unreachable" in a result as the task's own host
+        # being unreachable (this run_once task's, so every host's)
         result.update(changed=False, findings=findings, skipped_checks=skipped, summary=meta["summary"],
-                      unreachable=unreachable, report_dir=report_dir)
+                      unreachable_hosts=unreachable, report_dir=report_dir)
         failing = [f for f in findings if fail_on != "never" and (f["severity"] == "error" or fail_on == "warning")]
         return RR.finish(result, meta["summary"], failing)

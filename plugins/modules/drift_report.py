@@ -81,8 +81,10 @@ areas_by_host:
   description: The drifted areas of each host (for remediation).
   returned: always
   type: dict
-unreachable:
-  description: The hosts that could not be checked.
+unreachable_hosts:
+  description:
+    - The hosts that could not be checked.
+    - Not named C(unreachable), which Ansible reads as this task's own host being unreachable.
   returned: always
   type: list
   elements: str

@@ -80,8 +80,10 @@ summary:
   returned: always
   type: str
   sample: 1 of 6 hosts with findings, 2 error(s), 0 warning(s); 0 unreachable; 6 check(s) skipped on 6 host(s)
-unreachable:
-  description: The hosts that could not be checked.
+unreachable_hosts:
+  description:
+    - The hosts that could not be checked.
+    - Not named C(unreachable), which Ansible reads as this task's own host being unreachable.
   returned: always
   type: list
   elements: str

@@ -930,3 +930,18 @@ def test_the_enumeration_sees_every_module_and_role():
             doc = yaml.safe_load(importlib.import_module(
                 "ansible_collections.rdma.fabric.plugins.modules." + module).DOCUMENTATION)["options"]
             assert set(p for p, _o in _walk(doc)) == set(p for (m, p) in MODULE_OPTIONS if m == module), module
+
+
+@pytest.mark.parametrize("action, result_var", [("drift_report", "drift_check_result"), ("health_report", "health_result")])
+def test_a_report_with_an_unreachable_host_is_not_itself_unreachable(tmp_path, action, result_var):
+    """ansible-core reads a true "unreachable" in a result as the task's own host being unreachable:
+    a run_once report naming one unreachable node would mark every host unreachable and end the run
+    (site.yml would converge nothing). The report returns them as unreachable_hosts."""
+    task_vars = dict(copy.deepcopy(ACTION_TASK_VARS.get(action, {})), inventory_hostname="node1",
+                     ansible_play_hosts_all=["node1", "node2"], ansible_play_hosts=["node1"],
+                     hostvars={"node1": {result_var: {"drift_records": [], "checked": [], "findings": []}},
+                               "node2": {result_var: {"unreachable": True, "msg": "no route"}}})
+    kind, result = _run_action(action, {"report_dir": str(tmp_path / "reports"), "fail_on_drift": False}
+                               if action == "drift_report" else {"report_dir": str(tmp_path / "reports")}, task_vars)
+    assert "unreachable" not in result, result
+    assert result["unreachable_hosts"] == ["node2"], result
