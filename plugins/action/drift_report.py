@@ -36,7 +36,8 @@ def collect(hosts_all, hosts_alive, results):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("report_dir", "report_mode", "result_var", "started_var", "fail_on_drift", "title"))
+    _VALID_ARGS = frozenset(("report_dir", "report_mode", "result_var", "started_var", "fail_on_drift", "title",
+                             "return_records"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -49,6 +50,11 @@ class ActionModule(ActionBase):
             fail_on_drift = boolean(fail_on_drift, strict=True)
         except TypeError:
             raise AnsibleError("drift_report: fail_on_drift=%r: expected a boolean" % (fail_on_drift,))
+        return_records = args.get("return_records", True)
+        try:
+            return_records = boolean(return_records, strict=True)
+        except TypeError:
+            raise AnsibleError("drift_report: return_records=%r: expected a boolean" % (return_records,))
         results = RR.play_results(
             task_vars, RR.variable_name("drift_report", "result_var", args.get("result_var") or "drift_check_result"),
             started_var=RR.variable_name("drift_report", "started_var", args.get("started_var") or "drift_check_started"))
@@ -75,6 +81,9 @@ class ActionModule(ActionBase):
                     areas[record["host"]].append(record["area"])
         # not "unreachable": ansible-core reads a true "unreachable" in a result as the task's own
         # host being unreachable (this run_once task's, so every host's, and the run stops there)
-        result.update(changed=False, records=records, summary=meta["summary"], areas_by_host=areas,
+        unchecked = sorted(set(r["host"] for r in records if r["area"] == "host" and r["actual"] != "unreachable"))
+        result.update(changed=False, summary=meta["summary"], areas_by_host=areas, unchecked_hosts=unchecked,
                       unreachable_hosts=unreachable, report_dir=report_dir)
+        if return_records:
+            result["records"] = records
         return RR.finish(result, meta["summary"], records and fail_on_drift)

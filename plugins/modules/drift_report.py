@@ -48,6 +48,14 @@ options:
     description: Fail when anything drifted or a host could not be checked.
     type: bool
     default: true
+  return_records:
+    description:
+      - Return every record in RV(records). The reports hold them all whatever this says.
+      - V(false) leaves them out of the result. A run_once result is kept for every host of the play and
+        passed to every callback, and a fleet's first check has thousands of records;
+        C(playbooks/drift_check.yml) asks for them only for the scheduler gate.
+    type: bool
+    default: true
 attributes:
   action_group:
     membership:
@@ -69,9 +77,14 @@ EXAMPLES = r"""
 RETURN = r"""
 records:
   description: Every record, sorted.
-  returned: always
+  returned: when O(return_records) is true
   type: list
   elements: dict
+unchecked_hosts:
+  description: The hosts reached but not checked (their check failed), to converge every area of.
+  returned: always
+  type: list
+  elements: str
 summary:
   description: The summary line.
   returned: always

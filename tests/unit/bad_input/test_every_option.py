@@ -354,6 +354,7 @@ ACTION_CASES = {
         ("report_mode", {"report_mode": "0999"}, ["report_mode", "0999"]),
         ("result_var", {"result_var": "drift result"}, ["result_var", "drift result"]),
         ("started_var", {"started_var": "drift started"}, ["started_var", "drift started"]),
+        ("return_records", {"return_records": "sometimes"}, ["return_records", "sometimes"]),
     ],
     "fabric_test_report": [
         ("report_dir", {"report_dir": "@FILE@", "verdict": VERDICT}, ["report_dir", "@FILE@"]),
@@ -945,3 +946,22 @@ def test_a_report_with_an_unreachable_host_is_not_itself_unreachable(tmp_path, a
                                if action == "drift_report" else {"report_dir": str(tmp_path / "reports")}, task_vars)
     assert "unreachable" not in result, result
     assert result["unreachable_hosts"] == ["node2"], result
+
+
+def test_the_drift_report_leaves_the_records_out_when_asked_and_names_the_unchecked_hosts(tmp_path):
+    task_vars = dict(copy.deepcopy(ACTION_TASK_VARS.get("drift_report", {})), inventory_hostname="node1",
+                     ansible_play_hosts_all=["node1", "node2", "node3"], ansible_play_hosts=["node1", "node3"],
+                     hostvars={"node1": {"drift_check_result": {"drift_records": [], "checked": ["roce_qos"]}},
+                               "node2": {"drift_check_result": {"unreachable": True, "msg": "no route"}},
+                               # reached, but its check failed (the action's host record)
+                               "node3": {"drift_check_result": {"checked": [], "drift_records": [
+                                   {"host": "node3", "area": "host", "object": "", "setting": "check",
+                                    "expected": "checked", "actual": "state_check failed: boom"}]}}})
+    args = {"report_dir": str(tmp_path / "reports"), "fail_on_drift": False}
+    kind, full = _run_action("drift_report", dict(args), task_vars)
+    kind, slim = _run_action("drift_report", dict(args, return_records=False), task_vars)
+    assert "records" not in slim and full["records"]
+    assert slim["unchecked_hosts"] == full["unchecked_hosts"] == ["node3"]
+    assert slim["unreachable_hosts"] == ["node2"]
+    with open(str(tmp_path / "reports" / "drift.json")) as handle:
+        assert json.load(handle)["records"] == full["records"]     # the reports hold them all
