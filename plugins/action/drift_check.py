@@ -147,43 +147,56 @@ class ActionModule(ActionBase):
 def _cached_spec(area, get, render):
     """The area's spec, built once per run for every distinct set of the values it reads: the hosts
     of a group share their settings, so the first host's spec (checked, its files rendered) is
-    the others'. Kept in the run's local temporary directory, which the forked workers share,
-    with the run cache's key of each file it rendered: a host whose values give the same key and
-    whose files would render the same takes it; any other builds its own. A spec that reads the
-    host's name or holds a secret is built for every host (_role_specs.spec_key)."""
-    key = _role_specs.spec_key(area, get) if hasattr(render, "key") else None
+    the others'. Kept in the run's local temporary directory, which the forked workers share. The
+    key is the values of the area's variables (_role_specs.spec_key); the entry also holds the
+    values of the other variables its files' templates read (their names, from the run cache),
+    which a host must match to take it. A file whose template is not pure (a lookup, the run date),
+    and a spec that reads the host's name or holds a secret, are built for every host."""
+    key = _role_specs.spec_key(area, get) if hasattr(render, "names") else None
     if key is None:
         return _role_specs.build(area, get, render)
     path = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_spec", "%s-%s.json" % (area, key))
-    spec = _read_spec(path, render)
+    spec = _read_spec(path, get)
     if spec is not None:
         return spec
     with role_template._locked(path):   # pylint: disable=protected-access
-        spec = _read_spec(path, render)
+        spec = _read_spec(path, get)
         if spec is not None:
             return spec
-        renders = []
+        read, pure = set(), [True]
 
         def recording(term, template_vars=None):
-            renders.append([term, template_vars or {}, render.key(term, template_vars)])
+            names, is_pure = render.names(term)
+            read.update(name for name in names if name not in (template_vars or {}))
+            pure[0] = pure[0] and is_pure
             return render(term, template_vars)
         spec = _role_specs.build(area, get, recording)
-        if all(entry[2] for entry in renders):
+        if pure[0]:
+            extra = dict((name, get(name, _ABSENT)) for name in sorted(read - _role_specs.spec_names(area)))
             try:
-                role_template._write_atomic(path, json.dumps({"spec": spec, "renders": renders}))   # pylint: disable=protected-access
+                role_template._write_atomic(path, json.dumps(   # pylint: disable=protected-access
+                    {"spec": spec, "extra": _canonical(extra)}))
             except (IOError, OSError, TypeError, ValueError):
                 pass
         return spec
 
 
-def _read_spec(path, render):
-    """The kept spec at ``path`` when each file it rendered has the same key for this host, else None."""
+_ABSENT = "<absent>"
+
+
+def _canonical(values):
+    return json.dumps(values, sort_keys=True, default=repr)
+
+
+def _read_spec(path, get):
+    """The kept spec at ``path`` when this host's values of the other variables its files read are
+    the same, else None."""
     try:
         with open(path) as handle:
             kept = json.load(handle)
-        for term, template_vars, key in kept["renders"]:
-            if render.key(term, template_vars or None) != key:
-                return None
+        extra = json.loads(kept["extra"])
+        if _canonical(dict((name, get(name, _ABSENT)) for name in extra)) != kept["extra"]:
+            return None
         return kept["spec"]
     except (IOError, OSError, ValueError, KeyError, TypeError):
         return None

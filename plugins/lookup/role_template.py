@@ -138,6 +138,15 @@ class LookupModule(LookupBase):
         return ret
 
 
+    def names(self, terms):
+        """``(names, pure)`` of each term's template: the variables it reads, and whether its text
+        depends on them alone (template_names; read once per run)."""
+        out = []
+        for term in terms:
+            path = template_path(term)
+            out.append(tuple(_names_of(path, _core_compat.read_template(self._loader, path))[1:]))
+        return out
+
     def keys(self, terms, variables=None, template_vars=None):
         """The run cache's key of each term's file rendered over ``variables`` (what ``run`` would
         render it with), without rendering it; ``None`` for a file rendered every time."""
@@ -206,10 +215,7 @@ class _RenderCache(object):
         self.key = None
         try:
             directory = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_template")
-            stat = os.stat(path)
-            ident = hashlib.sha256(("%s\0%d\0%d" % (path, stat.st_mtime_ns, stat.st_size)).encode()).hexdigest()
-            names_file = os.path.join(directory, ident + ".names.json")
-            names, pure = _read_or_make(names_file, lambda: json.dumps(template_names(source)), json.loads)
+            ident, names, pure = _names_of(path, source)
             if not pure:
                 return
             values = [(name, templar.template(data[name]) if name in data else "<absent>") for name in names]
@@ -272,6 +278,16 @@ def _locked(path):
     finally:
         if handle is not None:
             handle.close()   # closing the descriptor releases the lock
+
+
+def _names_of(path, source):
+    """``(ident, names, pure)`` of the template file ``path``: its identity (path, modification time,
+    size) and template_names, read once per run (the run cache's names file)."""
+    stat = os.stat(path)
+    ident = hashlib.sha256(("%s\0%d\0%d" % (path, stat.st_mtime_ns, stat.st_size)).encode()).hexdigest()
+    names_file = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_template", ident + ".names.json")
+    names, pure = _read_or_make(names_file, lambda: json.dumps(template_names(source)), json.loads)
+    return ident, names, pure
 
 
 def _read_or_make(path, make, load):

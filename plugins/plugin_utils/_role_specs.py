@@ -120,8 +120,16 @@ def renderer(loader, templar, variables):
 
     def key(term, template_vars=None):
         return template.keys([term], variables, template_vars=template_vars or {})[0]
-    render.key = key
+
+    def names(term):
+        return template.names([term])[0]
+    render.key, render.names = key, names
     return render
+
+
+def spec_names(area):
+    """The variables an area's spec reads: its role's argument spec and OTHER_VARIABLES."""
+    return set(role_options(area)) | set(getattr(AREA_OBJECTS[area], "OTHER_VARIABLES", ()))
 
 
 def spec_key(area, get):
