@@ -137,7 +137,6 @@ class LookupModule(LookupBase):
             ret.append(text)
         return ret
 
-
     def names(self, terms):
         """``(names, pure)`` of each term's template: the variables it reads, and whether its text
         depends on them alone (template_names; read once per run)."""

@@ -45,6 +45,7 @@ except ImportError:   # pragma: no cover - older ansible-core
     def to_bool(value):
         return _boolean(value, strict=False)
 
+
 # The area objects (module_utils/areas/) whose spec is built from their role's argument spec
 # (areas/_registry: role_spec).
 class _AreaObjects(object):

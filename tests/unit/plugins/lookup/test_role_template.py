@@ -303,7 +303,7 @@ def test_workers_that_miss_a_file_together_render_it_once(tmp_path):
     log = tmp_path / "calls"
     procs = [subprocess.Popen([sys.executable, "-c", LOCK_RUN, os.path.join(REPO, ".cache", "collections"),
                                str(tmp_path / "cache"), str(log)], stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]
+             for _worker in range(4)]
     outs = [json.loads(proc.communicate(timeout=60)[0]) for proc in procs]
     assert all(proc.returncode == 0 for proc in procs)
     assert sorted(log.read_text().split()) == ["names", "text"]      # each made once, by one of the four
