@@ -263,6 +263,34 @@ class Bench(object):
                 handle.write(text)
         self.inventory = os.path.join(TOP, ".cache", "scale", "inventory-" + args.transport)
 
+    def inventory_for(self, nodes):
+        """The lab's inventory, or, when the lab is larger than ``nodes`` (--no-up on a lab started
+        with more), a copy holding its first ``nodes`` nodes (their names, as lab/scale.sh numbers them)."""
+        import yaml
+        sources = [os.path.join(self.inventory, name) for name in ("hosts.yml", "addresses.yml")]
+        with open(sources[0]) as handle:
+            text = handle.read()
+        if len(set(re.findall(r"scale-\d{4}", text))) <= nodes:
+            return self.inventory
+        target = os.path.join(self.tmp, "inventory-%s-%d" % (self.args.transport, nodes))
+        if not os.path.isdir(target):
+            shutil.copytree(self.inventory, target, symlinks=False)
+            wanted = set("scale-%04d" % i for i in range(1, nodes + 1))
+
+            def keep(tree):
+                if isinstance(tree, dict):
+                    return dict((k, keep(v)) for k, v in tree.items()
+                                if not (isinstance(k, str) and k.startswith("scale-") and k not in wanted))
+                return tree
+            for source in sources:
+                with open(source) as handle:
+                    data = yaml.safe_load(handle)
+                path = os.path.join(target, os.path.basename(source))
+                os.remove(path)
+                with open(path, "w") as handle:
+                    yaml.safe_dump(keep(data), handle, sort_keys=False)
+        return target
+
     def argv(self, case):
         base = case["base"]
         play = case.get("play") or {"ping": self.ping_play, "facts": self.facts_play, "burn": self.burn_play,
@@ -272,7 +300,7 @@ class Bench(object):
         if other and not case.get("play") and play.startswith("playbooks/"):
             # another checkout's own playbook: its plays go with its plugins
             play = os.path.join(other, "ansible_collections", "rdma", "fabric", play)
-        argv = ["ansible-playbook", "-i", self.inventory, play]
+        argv = ["ansible-playbook", "-i", self.inventory_for(case["nodes"]), play]
         if base == "burn":
             argv += ["-e", "bench_burn_s=%s" % case.get("burn", "1.6")]
         if base == "drift":
@@ -298,7 +326,7 @@ class Bench(object):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         nodes_before = nodes_cpu_s()
         start = time.monotonic()
-        proc = subprocess.run(self.argv(case), cwd=TOP, env=env, preexec_fn=group.enter,
+        proc = subprocess.run(self.argv(dict(case, nodes=nodes)), cwd=TOP, env=env, preexec_fn=group.enter,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
         wall = time.monotonic() - start
         group.end_leftovers()
@@ -327,6 +355,10 @@ class Bench(object):
         print("N=%-4d %-28s round %s: wall %7.1f s, controller %7.1f s CPU (%.3f s/host), peak %6.0f MiB, "
               "nodes %6.1f s CPU" % (nodes, case["label"], rnd, wall, cpu, cpu / nodes, figures["peak_mib"], nodes_used),
               flush=True)
+        if case["base"] == "first":
+            # booted with the kernel arguments it wrote, as after the bench's own first converge: the
+            # cases after it see a converged fleet, not one owing a reboot (not measured)
+            podman_each(nodes, ["node-reboot"])
         return row
 
 

@@ -32,17 +32,14 @@ _role_specs.preload(A.NODE_AREAS)
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("areas", "area_groups", "apply", "settings"))
+    _VALID_ARGS = frozenset(("areas", "area_groups", "apply", "apply_defer", "settings"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         host = task_vars.get("inventory_hostname")
         args = self._task.args
-        try:
-            apply = boolean(args.get("apply", False), strict=True)
-        except TypeError:
-            raise AnsibleError("drift_check: apply=%r: expected true or false" % (args.get("apply"),))
+        apply, defer = (_boolean(args, name) for name in ("apply", "apply_defer"))
         if ("areas" in args) == ("area_groups" in args):
             raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
                                "and area_groups (area: the inventory group it applies to)")
@@ -78,6 +75,10 @@ class ActionModule(ActionBase):
         module_args = {"areas": specs, "host": host, "return_facts": False}
         if apply:
             module_args["apply"] = True
+            if defer and "nic_firmware" in specs and _role_specs.checked_settings(
+                    A.NODE_AREAS, ["nic_firmware_reboot"], self._getter(task_vars))["nic_firmware_reboot"] == "if_required":
+                # its firmware play may reboot it: its ports may come back with other link types
+                module_args["apply_unless_drifted"] = ["nic_firmware"]
         probe = self._execute_module("rdma.fabric.state_check", task_vars=task_vars, module_args=module_args)
         if probe.get("unreachable"):
             if result.get("_ansible_no_log"):
@@ -86,7 +87,10 @@ class ActionModule(ActionBase):
         if probe.get("failed") and not (apply and "applied" in probe):
             result["drift_records"] = [A.host_record(host, "state_check failed: %s" % probe.get("msg"))]
             result["checked"] = sorted(specs)
-            if apply:
+            if apply and defer:
+                # reported as the check reports it; site.yml's later plays converge every area
+                result.update(apply_deferred="not checked: state_check failed", drift_records_after=result["drift_records"])
+            elif apply:
                 # nothing could be checked, nothing was applied: the converge failed
                 result.update(failed=True, msg="%s: state_check failed: %s" % (host, probe.get("msg")),
                               drift_records_after=result["drift_records"])
@@ -95,6 +99,8 @@ class ActionModule(ActionBase):
         if apply:
             result.update(applied=probe.get("applied") or {}, changed=bool(probe.get("changed")),
                           drift_records_after=probe.get("drift_records_after") or [], plans=probe.get("plans") or {})
+            if probe.get("apply_deferred"):
+                result["apply_deferred"] = probe["apply_deferred"]
             if probe.get("failed"):
                 result.update(failed=True, msg=probe.get("msg"))
         return result
@@ -142,6 +148,13 @@ class ActionModule(ActionBase):
             self.__templar = _core_compat.templar_with(self._templar, self.__variables)
             self.__get = _role_specs.getter(self.__templar, self.__variables)
         return self.__get
+
+
+def _boolean(args, name):
+    try:
+        return boolean(args.get(name, False), strict=True)
+    except TypeError:
+        raise AnsibleError("drift_check: %s=%r: expected true or false" % (name, args.get(name)))
 
 
 def _cached_spec(area, get, render):

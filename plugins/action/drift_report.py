@@ -34,6 +34,24 @@ def collect(hosts_all, hosts_alive, results):
     return records, checked, unreachable
 
 
+def host_groups(hosts_all, areas, unchecked, results):
+    """``[{host, groups}]``, in the play's order, for each host with something to converge: a
+    group per drifted area, drift_unchecked, and drift_apply_deferred (checked with apply, nothing
+    applied in that call: site.yml converges it later)."""
+    unchecked = set(unchecked)
+    out = []
+    for host in hosts_all:
+        groups = ["drift_%s" % area for area in areas.get(host, [])]
+        if host in unchecked:
+            groups.append("drift_unchecked")
+        result = results.get(host)
+        if isinstance(result, dict) and result.get("apply_deferred"):
+            groups.append("drift_apply_deferred")
+        if groups:
+            out.append({"host": host, "groups": groups})
+    return out
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("report_dir", "report_mode", "result_var", "started_var", "fail_on_drift", "title",
@@ -58,6 +76,7 @@ class ActionModule(ActionBase):
         results = RR.play_results(
             task_vars, RR.variable_name("drift_report", "result_var", args.get("result_var") or "drift_check_result"),
             started_var=RR.variable_name("drift_report", "started_var", args.get("started_var") or "drift_check_started"))
+        hosts_all, _alive, host_result = results
         records, checked, unreachable = collect(*results)
         records = R.sort_records(records)
         now = time.time()
@@ -83,7 +102,8 @@ class ActionModule(ActionBase):
         # host being unreachable (this run_once task's, so every host's, and the run stops there)
         unchecked = sorted(set(r["host"] for r in records if r["area"] == "host" and r["actual"] != "unreachable"))
         result.update(changed=False, summary=meta["summary"], areas_by_host=areas, unchecked_hosts=unchecked,
-                      unreachable_hosts=unreachable, report_dir=report_dir)
+                      unreachable_hosts=unreachable, report_dir=report_dir,
+                      host_groups=host_groups(hosts_all, areas, unchecked, host_result))
         if return_records:
             result["records"] = records
         return RR.finish(result, meta["summary"], records and fail_on_drift)

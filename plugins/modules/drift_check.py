@@ -43,6 +43,16 @@ options:
       - Another value than a boolean is refused, naming the option.
     type: bool
     default: false
+  apply_defer:
+    description:
+      - With O(apply), what C(playbooks/site.yml) converges in its check's own call, leaving the rest to
+        its later plays: a host that could not be checked is reported as the check reports it (a
+        record of area C(host)) instead of failing the task; a host checked for V(nic_firmware) whose
+        C(nic_firmware_reboot) is V(if_required) and whose firmware drifted is only checked (its
+        firmware converge may reboot it with other link types). Either host's result has
+        RV(apply_deferred).
+    type: bool
+    default: false
   area_groups:
     description:
       - Area name to the inventory group whose hosts it applies to. For each area whose group
@@ -147,6 +157,13 @@ applied:
       C(changed); on a failure C(msg), C(applied), C(failed_command), C(not_attempted)).
   returned: when O(apply) is true
   type: dict
+apply_deferred:
+  description:
+    - With O(apply_defer), why this host's areas were not applied in this call (a later call
+      converges them).
+  returned: when the apply was deferred
+  type: str
+  sample: "nic_firmware drifted: the other areas are applied after it"
 drift_records_after:
   description:
     - With O(apply), the records of the check made after the apply (what still differs, read back;

@@ -94,6 +94,17 @@ areas_by_host:
   description: The drifted areas of each host (for remediation).
   returned: always
   type: dict
+host_groups:
+  description:
+    - Per host with something to converge, in the play's order, the groups C(playbooks/site.yml)
+      converges it by (one C(add_host) per host): C(drift_AREA) for each drifted area,
+      C(drift_unchecked) for a host reached but not checked (every area), C(drift_apply_deferred) for
+      a host whose check was made with O(rdma.fabric.drift_check#module:apply) but whose areas were
+      not applied in that call (RV(rdma.fabric.drift_check#module:apply_deferred)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{host: node-07, groups: [drift_roce_qos, drift_nccl_env]}]
 unreachable_hosts:
   description:
     - The hosts that could not be checked.

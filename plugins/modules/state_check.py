@@ -73,6 +73,15 @@ options:
         whether a real run would change something.
     type: bool
     default: false
+  apply_unless_drifted:
+    description:
+      - With O(apply), the areas whose drift defers the whole apply to a later call; the node is then
+        only checked, and RV(apply_deferred) says why. C(playbooks/site.yml) gives V(nic_firmware) for a
+        host its firmware play may reboot (C(nic_firmware_reboot=if_required)): its ports may come back
+        with another link type, so its other areas are converged after that play.
+    type: list
+    elements: str
+    default: []
   return_facts:
     description: Return what the readers read as RV(facts). M(rdma.fabric.drift_check) needs only the records.
     type: bool
@@ -190,6 +199,12 @@ applied:
   type: dict
   sample: {"roce_qos": [{"name": "mlnx_qos", "resource": "mlnx_qos", "failed": false,
            "result": {"changed": true, "commands": ["mlnx_qos -i eth2 --trust dscp"], "before": [], "after": []}}]}
+apply_deferred:
+  description:
+    - With O(apply), why nothing was applied although the node may have drifted: the areas of
+      O(apply_unless_drifted) that drifted.
+  returned: when O(apply) is true and an area of O(apply_unless_drifted) drifted
+  type: str
 changed:
   description: With O(apply), whether any applied call changed the node (its C(before) differs from its C(after)).
   returned: always
@@ -235,6 +250,7 @@ def argument_spec():
     # records' expected values too).
     return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=True), host=dict(type="str"),
                 return_facts=dict(type="bool", default=True), apply=dict(type="bool", default=False),
+                apply_unless_drifted=dict(type="list", elements="str", default=[]),
                 resources=dict(type="list", elements="dict", default=[], options=resource, no_log=True))
 
 
@@ -257,7 +273,8 @@ def main():
                results=check_all(module, module.params["resources"]))
     host = module.params["host"] or "localhost"
     if areas and module.params["apply"]:
-        out.update(apply_areas(module, host, areas, wanted, facts, errors))
+        out.update(apply_areas(module, host, areas, wanted, facts, errors,
+                               unless_drifted=module.params["apply_unless_drifted"]))
         if out.pop("failed"):
             module.fail_json(**out)
     elif areas:

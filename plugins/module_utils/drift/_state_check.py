@@ -476,7 +476,7 @@ def _apply_area(module, host, area, inputs, settings):
     return entries, None
 
 
-def apply_areas(module, host, specs, wanted, facts, facts_errors):
+def apply_areas(module, host, specs, wanted, facts, facts_errors, unless_drifted=()):
     """``check_areas``, then each area of APPLIED_AREAS that drifted (has records) converged:
     its role's module calls (``apply_requests`` of its plan) in order through the engine's
     whole lifecycle; an area stops at its first failure (roce_qos rolls back as its role
@@ -484,10 +484,17 @@ def apply_areas(module, host, specs, wanted, facts, facts_errors):
     the areas checked again. Returns ``{drift_records, checked, applied, changed,
     drift_records_after, failed, msg}``. In check mode nothing is written: the results are the
     predictions and ``drift_records_after`` is ``drift_records``. A node that did not drift
-    runs nothing."""
+    runs nothing. When an area of ``unless_drifted`` drifted, nothing is applied and
+    ``apply_deferred`` says which (a later call converges the node, playbooks/site.yml)."""
     out, inputs = _check_areas(module, host, specs, facts, facts_errors)
     records = out["drift_records"]
     out.update(applied={}, changed=False, failed=False, drift_records_after=records)
+    deferring = sorted(set(r["area"] for r in records if r["area"] in set(unless_drifted or ())))
+    if deferring:
+        out["apply_deferred"] = "%s drifted: the other areas are applied after %s" % (
+            ", ".join(deferring), "it" if len(deferring) == 1 else "them")
+        out["plans"] = area_summaries(inputs, facts, records)
+        return out
     failures = []
     host_failed = [r for r in records if r["area"] == "host"]
     for area in APPLIED_AREAS:

@@ -280,3 +280,25 @@ def test_apply_that_is_not_a_boolean_is_refused_naming_it(sim, monkeypatch, node
     kind, result = state_check_call(monkeypatch, sim, specs(node, ("roce_qos",)), apply=value)
     assert kind == "fail" and "'apply'" in result["msg"] and ("list" if value == [True] else str(value)) in result["msg"]
     assert "applied" not in result and sim.log(writes=True) == []
+
+
+def test_apply_unless_an_area_drifted_writes_nothing_and_says_why(sim, monkeypatch, node):
+    """site.yml's check call on a host its firmware play may reboot (apply_unless_drifted:
+    [nic_firmware]): that area drifted, so nothing is applied, the records say what differs and
+    apply_deferred says why; the same call without it converges the node."""
+    sim.init("hgx-h100-roce")
+    areas = specs(node, AREAS["hgx-h100-roce"])
+    before = snapshot(sim.state_dir, sim.run_dir, str(node))
+    sim.cli("log", "--clear")
+    args = {"areas": areas, "host": "gpu-01", "return_facts": False, "apply": True,
+            "apply_unless_drifted": ["roce_qos"]}
+    kind, result = run(monkeypatch, sim, state_check.main, args)
+    assert kind == "exit" and result["changed"] is False and result["applied"] == {}
+    assert result["apply_deferred"] == "roce_qos drifted: the other areas are applied after it"
+    assert result["drift_records"] and result["drift_records_after"] == result["drift_records"]
+    assert "gpudirect" in result["plans"]
+    assert sim.log(writes=True) == [] and snapshot(sim.state_dir, sim.run_dir, str(node)) == before
+    # an area that did not drift defers nothing
+    kind, result = run(monkeypatch, sim, state_check.main, dict(args, apply_unless_drifted=["opensm"]))
+    assert kind == "exit" and result["changed"] is True and "apply_deferred" not in result
+    assert set(result["applied"]) == {"roce_qos", "nccl_env", "gpudirect"}

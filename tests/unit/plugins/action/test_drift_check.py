@@ -141,6 +141,46 @@ def test_drift_check_apply_that_is_not_a_boolean_is_refused_naming_it(value):
     assert "drift_check: apply=%r: expected true or false" % (value,) in str(error.value)
 
 
+def test_apply_defer_reports_a_failed_check_as_the_check_does_and_passes_a_deferral_through():
+    """site.yml's check call (apply with apply_defer): a node that could not be checked is a host
+    record, not a failed task (site.yml converges it later, every area); a deferral the node
+    made (apply_unless_drifted) comes back as it is."""
+    areas = {"roce_qos": {"settings": {}}}
+    result, calls = action([{"failed": True, "msg": "MODULE FAILURE"}], {"areas": areas, "apply": True, "apply_defer": True})
+    assert not result.get("failed")
+    assert [r["actual"] for r in result["drift_records"]] == ["state_check failed: MODULE FAILURE"]
+    assert result["apply_deferred"] == "not checked: state_check failed"
+    answer = {"changed": False, "drift_records": [APPLY_RECORD], "checked": ["roce_qos"], "applied": {},
+              "drift_records_after": [APPLY_RECORD], "plans": {}, "apply_deferred": "nic_firmware drifted: ..."}
+    result, calls = action([dict(answer)], {"areas": areas, "apply": True, "apply_defer": True})
+    assert result["apply_deferred"] == "nic_firmware drifted: ..." and "apply_unless_drifted" not in calls[0][1]
+
+
+@pytest.mark.parametrize("reboot, sent", [("if_required", ["nic_firmware"]), ("never", None)])
+def test_apply_defer_defers_a_host_its_firmware_play_may_reboot(reboot, sent):
+    """Only a host checked for nic_firmware whose nic_firmware_reboot is if_required is applied
+    unless its firmware drifted; the value is checked against the role's argument spec."""
+    task = mock.MagicMock()
+    task.args = {"areas": {"roce_qos": {"settings": {}}, "nic_firmware": {"settings": {}}}, "apply": True,
+                 "apply_defer": True}
+    plugin = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+    calls = []
+    plugin._execute_module = lambda module_name, module_args=None, **kw: calls.append(module_args) or {
+        "drift_records": [], "checked": [], "applied": {}}
+
+    def get(name, *default):
+        return {"nic_firmware_reboot": reboot}[name]
+    get.is_getter = True
+    plugin._getter = lambda task_vars: get
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        plugin.run(task_vars={"inventory_hostname": "gpu 1"})
+    assert calls[0].get("apply_unless_drifted") == sent
+    reboot = "sometimes"      # what get() reads from now on
+    with pytest.raises(AnsibleError) as error, mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        plugin.run(task_vars={"inventory_hostname": "gpu 1"})
+    assert "nic_firmware_reboot" in str(error.value) and "sometimes" in str(error.value)
+
+
 def test_the_argument_specs_are_read_when_the_plugin_is_imported():
     # the main process imports the plugin before it forks a worker per host: the workers find
     # every node area's argument spec read, and the lookup that renders the templates imported
@@ -153,3 +193,4 @@ def test_the_argument_specs_are_read_when_the_plugin_is_imported():
     assert set(A.NODE_AREAS) <= set(_role_specs._OPTIONS)
     assert _role_specs._OPTIONS["roce_qos"]["roce_qos_pfc_priorities"]["type"] == "list"
     assert "ansible_collections.rdma.fabric.plugins.lookup.role_template" in sys.modules
+

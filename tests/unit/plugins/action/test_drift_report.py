@@ -2,7 +2,7 @@
 """drift_report's collection of per-host results: unreachable and failed hosts are records."""
 from __future__ import absolute_import, division, print_function
 
-from ansible_collections.rdma.fabric.plugins.action.drift_report import collect
+from ansible_collections.rdma.fabric.plugins.action.drift_report import collect, host_groups
 
 
 def test_clean_drifted_unreachable_and_failed_hosts():
@@ -19,3 +19,15 @@ def test_clean_drifted_unreachable_and_failed_hosts():
     assert unreachable == ["c", "d"]
     assert [(r["host"], r["area"], r["actual"]) for r in records] == [
         ("b", "roce_qos", []), ("c", "host", "unreachable"), ("d", "host", "not checked: boom")]
+
+
+def test_host_groups_name_what_each_host_needs_converged_in_play_order():
+    """site.yml's one add_host task: a group per drifted area, drift_unchecked, and
+    drift_apply_deferred for a host whose check call applied nothing; a clean host is not there."""
+    results = {"a": {"drift_records": []}, "b": {"drift_records": [], "apply_deferred": "nic_firmware drifted: x"},
+               "c": {"drift_records": []}, "d": {"failed": True}}
+    areas = {"b": ["nic_firmware", "roce_qos"], "c": ["gpudirect"]}
+    assert host_groups(["a", "b", "c", "d"], areas, ["d"], results) == [
+        {"host": "b", "groups": ["drift_nic_firmware", "drift_roce_qos", "drift_apply_deferred"]},
+        {"host": "c", "groups": ["drift_gpudirect"]},
+        {"host": "d", "groups": ["drift_unchecked"]}]
