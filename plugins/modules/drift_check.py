@@ -46,11 +46,12 @@ options:
   apply_defer:
     description:
       - With O(apply), what C(playbooks/site.yml) converges in its check's own call, leaving the rest to
-        its later plays: a host that could not be checked is reported as the check reports it (a
-        record of area C(host)) instead of failing the task; a host checked for V(nic_firmware) whose
-        C(nic_firmware_reboot) is V(if_required) and whose firmware drifted is only checked (its
-        firmware converge may reboot it with other link types). Either host's result has
-        RV(apply_deferred).
+        its later plays.
+      - A host that could not be checked is reported as the check reports it (a record of area
+        C(host)) instead of failing the task.
+      - A host checked for V(nic_firmware) whose C(nic_firmware_reboot) is V(if_required) and whose
+        firmware drifted is only checked (its firmware converge may reboot it with other link types).
+      - Either host's result has RV(apply_deferred).
     type: bool
     default: false
   area_groups:

@@ -97,10 +97,11 @@ areas_by_host:
 host_groups:
   description:
     - Per host with something to converge, in the play's order, the groups C(playbooks/site.yml)
-      converges it by (one C(add_host) per host): C(drift_AREA) for each drifted area,
-      C(drift_unchecked) for a host reached but not checked (every area), C(drift_apply_deferred) for
-      a host whose check was made with O(rdma.fabric.drift_check#module:apply) but whose areas were
-      not applied in that call (RV(rdma.fabric.drift_check#module:apply_deferred)).
+      converges it by (one C(add_host) per host).
+    - C(drift_AREA) for each drifted area, C(drift_unchecked) for a host reached but not checked (every
+      area), C(drift_apply_deferred) for a host whose check was made with
+      O(rdma.fabric.drift_check#module:apply) but whose areas were not applied in that call
+      (RV(rdma.fabric.drift_check#module:apply_deferred)).
   returned: always
   type: list
   elements: dict

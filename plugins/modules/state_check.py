@@ -76,11 +76,13 @@ options:
   apply_unless_drifted:
     description:
       - With O(apply), the areas whose drift defers the whole apply to a later call; the node is then
-        only checked, and RV(apply_deferred) says why. C(playbooks/site.yml) gives V(nic_firmware) for a
-        host its firmware play may reboot (C(nic_firmware_reboot=if_required)): its ports may come back
-        with another link type, so its other areas are converged after that play.
+        only checked, and RV(apply_deferred) says why.
+      - C(playbooks/site.yml) gives V(nic_firmware) for a host its firmware play may reboot
+        (C(nic_firmware_reboot=if_required)), whose ports may come back with another link type; its
+        other areas are converged after that play.
     type: list
     elements: str
+    choices: [opensm, roce_qos, nccl_env, gpudirect, nic_firmware]
     default: []
   return_facts:
     description: Return what the readers read as RV(facts). M(rdma.fabric.drift_check) needs only the records.
@@ -201,8 +203,8 @@ applied:
            "result": {"changed": true, "commands": ["mlnx_qos -i eth2 --trust dscp"], "before": [], "after": []}}]}
 apply_deferred:
   description:
-    - With O(apply), why nothing was applied although the node may have drifted: the areas of
-      O(apply_unless_drifted) that drifted.
+    - With O(apply), why nothing was applied although the node may have drifted (the areas of
+      O(apply_unless_drifted) that drifted).
   returned: when O(apply) is true and an area of O(apply_unless_drifted) drifted
   type: str
 changed:
@@ -250,7 +252,7 @@ def argument_spec():
     # records' expected values too).
     return dict(facts=dict(type="dict"), areas=dict(type="dict", no_log=True), host=dict(type="str"),
                 return_facts=dict(type="bool", default=True), apply=dict(type="bool", default=False),
-                apply_unless_drifted=dict(type="list", elements="str", default=[]),
+                apply_unless_drifted=dict(type="list", elements="str", choices=list(NODE_AREAS), default=[]),
                 resources=dict(type="list", elements="dict", default=[], options=resource, no_log=True))
 
 

@@ -88,3 +88,25 @@ def test_site_converge_all_and_the_roles_mode(tmp_path, extra, expected):
 def test_a_converged_rerun_runs_neither(tmp_path):
     assert _run(tmp_path, {})[0] == {"APPLY": [], "AFTER": []}
 
+
+
+@pytest.mark.parametrize("extra, words", [
+    (("-e", "site_converge=some"), "site_converge=some: one of drifted, all"),
+    (("-e", "site_converge_mode=fast", "-e", "site_converge=none"),
+     "site_converge=none: one of drifted, all; site_converge_mode=fast: one of node, roles"),
+])
+def test_bad_site_settings_stop_the_run_before_any_task_naming_the_variable_and_value(tmp_path, extra, words):
+    """site.yml checks site_converge and site_converge_mode where the check play templates its
+    hosts: the run stops there, before any task on any host."""
+    (tmp_path / "inventory.yml").write_text(INVENTORY)
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_HOME=str(tmp_path / "home"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_DEPRECATION_WARNINGS="false",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".cache", "collections"))
+    env.pop("ANSIBLE_CONFIG", None)
+    proc = subprocess.run([sys.executable, "-m", "ansible", "playbook", "-i", str(tmp_path / "inventory.yml"),
+                           "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable,
+                           os.path.join(REPO, "playbooks", "site.yml")] + list(extra),
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0
+    assert words in proc.stdout + proc.stderr
+    assert "TASK [" not in proc.stdout
