@@ -89,7 +89,6 @@ def test_a_converged_rerun_runs_neither(tmp_path):
     assert _run(tmp_path, {})[0] == {"APPLY": [], "AFTER": []}
 
 
-
 @pytest.mark.parametrize("extra, words", [
     (("-e", "site_converge=some"), "site_converge=some: one of drifted, all"),
     (("-e", "site_converge_mode=fast", "-e", "site_converge=none"),

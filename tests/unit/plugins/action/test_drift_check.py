@@ -193,4 +193,3 @@ def test_the_argument_specs_are_read_when_the_plugin_is_imported():
     assert set(A.NODE_AREAS) <= set(_role_specs._OPTIONS)
     assert _role_specs._OPTIONS["roce_qos"]["roce_qos_pfc_priorities"]["type"] == "list"
     assert "ansible_collections.rdma.fabric.plugins.lookup.role_template" in sys.modules
-
