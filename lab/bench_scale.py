@@ -6,7 +6,8 @@
 For each N: `lab/scale.sh up N`, a first converge of the fresh nodes (measured: the case
 "first (fresh nodes)"), their simulated reboot (node-reboot: booted with the kernel
 arguments), then --pairs rounds of the cases, in order, alternating (every round runs every
-case once, so all see the same machine load). Cases:
+case once, so all see the same machine load). With --no-up on a lab started with more nodes,
+the runs use its first N (a copy of its inventory). Cases:
 
     ping    a one-task ping play (the baseline; the ratios are to its median)
     facts   the same play with fact gathering on (what gather_facts: false saves per host)
@@ -17,7 +18,8 @@ case once, so all see the same machine load). Cases:
             has the node side without any controller work of the collection's
     drift   playbooks/drift_check.yml (all areas)
     rerun   playbooks/site.yml on converged nodes
-    first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files)
+    first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files);
+            node-reboot after it, unmeasured, so the cases after it see a converged fleet
     fabric  playbooks/fabric_test.yml on the converged nodes (pair rounds per rail; its per-round wall
             time is the run's wall time over the plan's rounds, printed with the plan)
 
