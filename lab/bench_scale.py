@@ -21,7 +21,9 @@ the runs use its first N (a copy of its inventory). Cases:
     first   playbooks/site.yml after node-reset on every node (firmware defaults, no role files);
             node-reboot after it, unmeasured, so the cases after it see a converged fleet
     fabric  playbooks/fabric_test.yml on the converged nodes (pair rounds per rail; its per-round wall
-            time is the run's wall time over the plan's rounds, printed with the plan)
+            time is the run's wall time over the plan's rounds, printed with the plan). Start the lab
+            with SCALE_NODE_MEMORY=256m: an 8-rail node runs 8 to 16 perftest processes at once,
+            past the default 96m (a run in which a node process was killed for memory is left out)
 
 A case may carry settings, NAME:key=value[+key=value]: forks=N, pipelining=true|false,
 strategy=linear|free|mitogen_linear|mitogen_free (the mitogen ones need
@@ -208,6 +210,28 @@ def nodes_cpu_s():
     return (user + system) / 1e9
 
 
+def nodes_oom_kills(root=os.path.join(CG, "memory", NODES_CGROUP)):
+    """Processes the kernel killed for memory in the simulated nodes so far: the sum of each node's
+    memory cgroup ``oom_kill`` counter (memory.oom_control, cgroup v1). A node at its memory limit
+    (lab/scale.sh SCALE_NODE_MEMORY) loses a process: fabricsim's sysfs daemon, a perftest job; the
+    run's figures are then those of a broken node, not of the collection."""
+    total = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        try:
+            with open(os.path.join(root, name, "memory.oom_control")) as handle:
+                for line in handle:
+                    key, dummy, value = line.partition(" ")
+                    if key == "oom_kill":
+                        total += int(value)
+        except (IOError, OSError, ValueError):
+            continue
+    return total
+
+
 def podman_each(nodes, argv):
     """argv in every node (podman exec, 4 at a time): lab preparation, not measured."""
     names = ["scale-%04d" % i for i in range(1, nodes + 1)]
@@ -327,6 +351,7 @@ class Bench(object):
             env["ANSIBLE_CONFIG"] = cfg
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         nodes_before = nodes_cpu_s()
+        kills_before = nodes_oom_kills()
         start = time.monotonic()
         proc = subprocess.run(self.argv(dict(case, nodes=nodes)), cwd=TOP, env=env, preexec_fn=group.enter,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
@@ -338,10 +363,16 @@ class Bench(object):
         group.remove()
         ok_rc = (0, 2) if case["base"] in ("drift", "fabric") else (0,)   # 2: drift found (fresh nodes), a node failed
         failed = proc.returncode not in ok_rc
+        kills = nodes_oom_kills() - kills_before
         if failed:
             sys.stderr.write(proc.stdout[-3000:])
             sys.stderr.write("\nbench: %s (N=%d) exited %d: left out of the medians\n"
                              % (case["label"], nodes, proc.returncode))
+        if kills > 0:
+            failed = True
+            sys.stderr.write("bench: %s (N=%d): the kernel killed %d process(es) of the simulated nodes for memory "
+                             "(their limit, lab/scale.sh SCALE_NODE_MEMORY; the fabric case's 8-rail perftest jobs "
+                             "need 256m): left out of the medians\n" % (case["label"], nodes, kills))
         cpu = figures["cpu_user_s"] + figures["cpu_sys_s"]
         rounds = fabric_rounds(proc.stdout) if case["base"] == "fabric" else 0
         row = {"nodes": nodes, "transport": self.args.transport, "case": case["label"], "round": rnd,
@@ -353,7 +384,8 @@ class Bench(object):
                "max_process_rss_mib": round(after.ru_maxrss / 1024.0, 1),
                "nodes_cpu_s": round(nodes_used, 3), "nodes_cpu_s_per_host": round(nodes_used / nodes, 4),
                "load1": os.getloadavg()[0], "rounds": rounds,
-               "ctl_cpu_s_per_host_round": round(cpu / nodes / rounds, 4) if rounds else 0.0}
+               "ctl_cpu_s_per_host_round": round(cpu / nodes / rounds, 4) if rounds else 0.0,
+               "nodes_oom_kills": kills}
         print("N=%-4d %-28s round %s: wall %7.1f s, controller %7.1f s CPU (%.3f s/host), peak %6.0f MiB, "
               "nodes %6.1f s CPU" % (nodes, case["label"], rnd, wall, cpu, cpu / nodes, figures["peak_mib"], nodes_used),
               flush=True)

@@ -22,6 +22,8 @@ STATE="$top/.cache/scale"
 # Every node's cgroup under one parent: the bench reads the simulation's CPU and memory there.
 CGROUP_PARENT=/rdma_fabric_scale
 # Per-node limits (measured: docs/scale.md and README "Fleet scale"); 200 nodes x 96 MiB = 18.75 GiB at most.
+# The fabric test needs SCALE_NODE_MEMORY=256m: an 8-rail node runs 8 to 16 perftest processes at once
+# (peak 176 MiB); at 96m the kernel kills one, and the bench leaves that run out (nodes_oom_kills).
 NODE_MEMORY=${SCALE_NODE_MEMORY:-96m}
 NODE_PIDS=${SCALE_NODE_PIDS:-64}
 # How long `up` waits for each node's sysfs daemon to serve (s; nodes start 4 at a time).

@@ -112,3 +112,15 @@ def test_fabric_rounds_are_read_from_the_role_loop_labels():
               "included: /x/round.yml for scale-0003 => (item=isolation round 1 of 1)\n")
     assert B.fabric_rounds(output) == 4
     assert B.fabric_rounds("PLAY RECAP") == 0
+
+
+def test_oom_kills_are_summed_over_the_nodes_memory_cgroups(tmp_path):
+    """A node at its memory limit loses a process (fabricsim's sysfs daemon, a perftest job): the
+    bench counts the kernel's kills per node (memory.oom_control) and leaves such a run out."""
+    for name, kills in (("libpod-a", 0), ("libpod-b", 3), ("libpod-c", 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill %d\n" % kills)
+    (tmp_path / "libpod-d").mkdir()     # no counter (gone, or another cgroup version): not counted
+    (tmp_path / "cgroup.procs").write_text("")
+    assert B.nodes_oom_kills(str(tmp_path)) == 5
+    assert B.nodes_oom_kills(str(tmp_path / "missing")) == 0
