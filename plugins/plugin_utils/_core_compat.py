@@ -26,6 +26,9 @@ four (``StrategyBase.__init__``, ``_queue_task``, ``_wait_on_pending_results``,
 - ``StrategyBase._results_lock``: held while ``_results`` is replaced.
 - ``StrategyBase._pending_results``: read.
 - ``StrategyBase._tqm._terminated``: read; ``StrategyBase._tqm.has_dead_workers()``: called.
+- ``Task._uuid`` and ``Task._role`` (with the public ``Role.get_name``): read in ``_queue_task``
+  before the fork, to import this collection's filter plugins in the main process once a task of
+  its roles, or one that names it, is about to run (``task_uses_collection``, ``preload_filters``).
 
 **The collection loader's compile** (used by the strategy, ``install_code_cache`` below):
 ``ansible.utils.collection_loader._collection_finder._AnsibleCollectionPkgLoaderBase.get_code(fullname)``
@@ -73,6 +76,7 @@ __metaclass__ = type
 import contextlib
 import gc
 import hashlib
+import importlib
 import marshal
 import os
 import shutil
@@ -228,6 +232,17 @@ def waiting_strategy(base):
             # touches is copied (copy on write), the main process's whole heap in a long task.
             # Frozen before the fork (gc.freeze, as Python's documentation advises), the inherited
             # objects are left out of the worker's collections; the main process unfreezes at once.
+            # Before the first fork of a task of this collection's roles, or one that names its
+            # plugins: its filter plugins imported here, once, so that the workers inherit them
+            # (each worker imported every one of them, with their module_utils, by itself).
+            if not getattr(self, "_rdma_filters", False) and filters_preload_enabled():
+                checked = self.__dict__.setdefault("_rdma_checked", set())
+                uuid = getattr(task, "_uuid", None)
+                if uuid not in checked:
+                    checked.add(uuid)
+                    if task_uses_collection(task):
+                        self._rdma_filters = True
+                        preload_filters()
             frozen = gc_freeze_enabled()
             if frozen:
                 gc.freeze()
@@ -368,6 +383,70 @@ def ansiballz_save(local_tmp=None, key=None):
     except OSError:
         pass
     return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# The collection's filter plugins, imported before the workers fork (rdma.fabric.linear)
+
+FILTERS_ENV = "RDMA_FABRIC_PRELOAD_FILTERS"
+FILTERS_PACKAGE = "ansible_collections.rdma.fabric.plugins.filter"
+COLLECTION_NAME = "rdma.fabric"
+
+
+def filters_preload_enabled():
+    return os.environ.get(FILTERS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def task_uses_collection(task):
+    """True for a task of one of this collection's roles, or one whose arguments, variables,
+    conditions or loop name this collection (``rdma.fabric.``): its templates may call the
+    collection's filters in the worker."""
+    role = getattr(task, "_role", None)
+    if role is not None:
+        try:
+            name = role.get_name(include_role_fqcn=True)
+        except TypeError:
+            name = role.get_name()
+        if str(name).startswith(COLLECTION_NAME + "."):
+            return True
+    text = []
+    for attribute in ("args", "vars", "when", "loop"):
+        try:
+            text.append(repr(getattr(task, attribute, None)))
+        except Exception:   # noqa: BLE001 (an attribute that cannot be shown names nothing)
+            continue
+    return any(COLLECTION_NAME + "." in part for part in text)
+
+
+def preload_filters(package=FILTERS_PACKAGE, directory=None, lookups=True):
+    """Import every filter plugin of this collection (``plugins/filter/*.py``) under the name
+    ansible-core's plugin loader gives it (``ansible_collections.rdma.fabric.plugins.filter.NAME``,
+    which it takes from ``sys.modules`` when there). A filter the workers' templates call is then
+    inherited at the fork instead of imported by each worker; ansible-core's Jinja plugin loader
+    imports all of a collection's filter files in a worker that uses one (the fabric test's
+    workers: more than half of their CPU, issue 44). With ``lookups``, the collection's lookup
+    plugins too (the roles' vars call ``role_spec`` and ``role_template``). Returns the names
+    imported; one that fails is left to the worker, as before."""
+    directory = directory or os.path.join(_COLLECTION, "plugins", "filter")
+    places = [(package, directory)]
+    if lookups:
+        places.append((package.rsplit(".", 1)[0] + ".lookup", os.path.join(os.path.dirname(directory), "lookup")))
+    done = []
+    for prefix, where in places:
+        try:
+            names = sorted(os.listdir(where))
+        except OSError:
+            continue
+        for filename in names:
+            if not filename.endswith(".py") or filename.startswith("_"):
+                continue
+            name = "%s.%s" % (prefix, filename[:-3])
+            try:
+                importlib.import_module(name)
+            except Exception:   # noqa: BLE001 (the worker imports it, and reports what fails, as before)
+                continue
+            done.append(name)
+    return done
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ description:
   - The figures are in the collection's README ("Fleet scale"); C(examples/ansible.cfg) sets it.
   - A task with C(throttle) below C(forks) whose throttled workers are all busy while others are
     free waits as the builtin strategy does.
+  - Before the first fork of a task of this collection's roles, or of a task that names the
+    collection (C(rdma.fabric.)) in its arguments, variables, conditions or loop, it imports the
+    collection's filter and lookup plugins in the control node's main process, once per run, so
+    that the workers inherit them; ansible-core imports them in every worker that templates one
+    (more than half of the fabric test's worker CPU). C(RDMA_FABRIC_PRELOAD_FILTERS=0) turns this off.
   - It wraps internals of ansible-core (the workers list and the results deque, listed in the
     collection's C(plugins/plugin_utils/_core_compat.py)), and runs only on the ansible-core
     versions CI tests it on, 2.16 to 2.19 (C(>=2.16.0,<2.20), as the collection's
