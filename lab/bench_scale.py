@@ -33,7 +33,8 @@ to the top directory, e.g. examples/ansible.cfg): the environment of that run on
 that playbook instead of the case's (an experiment's variant); burn=SECONDS (the burn case);
 collections=PATH (ANSIBLE_COLLECTIONS_PATH: another checkout of the collection as rdma.fabric, e.g. a
 clone of the commit before a change, under PATH/ansible_collections/rdma/fabric: before and after
-side by side in the same rounds; its own playbooks run unless play= is given). A run that fails
+side by side in the same rounds; its own playbooks run unless play= is given); env=NAME=VALUE (one
+more environment variable of that run, e.g. env=RDMA_FABRIC_MMAP_THRESHOLD=0). A run that fails
 is reported and left out of the medians; the bench goes on.
 
 Per run: wall time; controller CPU (user+sys) of the whole ansible-playbook process tree,
@@ -85,7 +86,7 @@ PING_PLAY = """---
 """
 SETTINGS = {"forks": "ANSIBLE_FORKS", "pipelining": "ANSIBLE_PIPELINING",
             "strategy": "ANSIBLE_STRATEGY", "poll": "internal_poll_interval", "cfg": "ANSIBLE_CONFIG",
-            "play": "play", "burn": "burn", "collections": "ANSIBLE_COLLECTIONS_PATH"}
+            "play": "play", "burn": "burn", "collections": "ANSIBLE_COLLECTIONS_PATH", "env": "env"}
 BURN_PLAY = """---
 - name: One task that only burns node CPU (the simulation's share of the figures)
   hosts: all
@@ -121,6 +122,11 @@ def parse_case(text):
             env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(TOP, value)
         elif key == "play":
             play = os.path.join(TOP, value)
+        elif key == "env":
+            variable, sep, setting = value.partition("=")
+            if not sep or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", variable):
+                raise SystemExit("bench: case %r: env=%r: expected env=NAME=VALUE" % (text, value))
+            env[variable] = setting
         elif key == "burn":
             try:
                 float(value)

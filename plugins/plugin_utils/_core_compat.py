@@ -92,6 +92,8 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.release import __version__ as CORE_VERSION
 from ansible.template import Templar, generate_ansible_template_vars
 
+from ansible_collections.rdma.fabric.plugins.plugin_utils import _malloc
+
 # The ansible-core minor versions the strategy runs on: those CI tests (lab/core-matrix.sh on
 # the lowest, lab/test.sh on the highest) and whose private code is listed above, the same as
 # meta/runtime.yml's requires_ansible (a unit test checks they agree).
@@ -178,6 +180,8 @@ def waiting_strategy(base):
                     self._results = WakingDeque(self._results, wake_w)
 
         def run(self, iterator, play_context, *args, **kwargs):
+            # before the first fork: each worker gives back the payload buffers it freed (_malloc)
+            _malloc.fix_mmap_threshold()
             # before the play imports the collection's action plugins: their compiled code kept
             if code_cache_enabled():
                 try:

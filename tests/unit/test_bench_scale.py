@@ -38,6 +38,16 @@ def test_play_and_burn_settings():
     assert B.parse_case("burn")["burn"] == "1.6" and B.parse_case("burn:burn=0.5")["burn"] == "0.5"
 
 
+def test_env_setting_adds_one_variable_and_refuses_a_bad_name():
+    case = B.parse_case("drift:env=RDMA_FABRIC_MMAP_THRESHOLD=0+forks=20")
+    assert case["env"] == {"RDMA_FABRIC_MMAP_THRESHOLD": "0", "ANSIBLE_FORKS": "20"} and case["base"] == "drift"
+    assert B.parse_case("ping:env=A_B=x=y")["env"] == {"A_B": "x=y"}
+    for bad in ("ping:env=NOEQUALS", "ping:env=1X=2", "ping:env=A-B=1"):
+        with pytest.raises(SystemExit) as err:
+            B.parse_case(bad)
+        assert "env=" in str(err.value)
+
+
 def test_the_burn_play_runs_a_python_loop_for_the_seconds_given():
     import yaml
     task = yaml.safe_load(B.BURN_PLAY)[0]["tasks"][0]
