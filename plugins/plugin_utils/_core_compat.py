@@ -413,10 +413,17 @@ def task_uses_collection(task):
             name = role.get_name()
         if str(name).startswith(COLLECTION_NAME + "."):
             return True
+    # include_role / import_role: the role's name is not templated by the task's worker; the
+    # role's own tasks are checked when they are queued (the drift check's scheduler gate, a
+    # run_once include of rdma.fabric.health skipped by its condition, imported nothing)
+    including = str(getattr(task, "action", "") or "").rsplit(".", 1)[-1] in ("include_role", "import_role")
     text = []
     for attribute in ("args", "vars", "when", "loop"):
         try:
-            text.append(repr(getattr(task, attribute, None)))
+            value = getattr(task, attribute, None)
+            if attribute == "args" and including and isinstance(value, dict):
+                value = dict((key, item) for key, item in value.items() if key != "name")
+            text.append(repr(value))
         except Exception:   # noqa: BLE001 (an attribute that cannot be shown names nothing)
             continue
     return any(COLLECTION_NAME + "." in part for part in text)

@@ -54,13 +54,19 @@ class _Role(object):
 
 
 class _Task(object):
-    def __init__(self, role=None, args=None, variables=None, when=None, loop=None):
+    def __init__(self, role=None, args=None, variables=None, when=None, loop=None, action="ansible.builtin.debug"):
         self._role, self.args, self.vars, self.when, self.loop = role, args or {}, variables or {}, when or [], loop
+        self.action = action
 
 
 @pytest.mark.parametrize("task, expected", [
     (_Task(role=_Role("rdma.fabric.fabric_test")), True),
     (_Task(args={"name": "rdma.fabric.health", "tasks_from": "scheduler_gate"}), True),
+    # an include of one of its roles: the role's tasks start it when they are queued, not the include
+    (_Task(args={"name": "rdma.fabric.health", "tasks_from": "scheduler_gate"}, action="ansible.builtin.include_role"), False),
+    (_Task(args={"name": "rdma.fabric.nccl_env"}, action="import_role"), False),
+    (_Task(args={"name": "rdma.fabric.health"}, action="include_role",
+           variables={"v": "{{ x | rdma.fabric.health_verdicts }}"}), True),
     (_Task(variables={"x": "{{ nodes | rdma.fabric.fabric_test('plan', spec) }}"}), True),
     (_Task(when=["hostvars | rdma.fabric.area_fleet('nccl_env', ansible_play_hosts)"]), True),
     (_Task(loop="{{ raw | rdma.fabric.health_bundle_files }}"), True),
