@@ -60,7 +60,8 @@ def write(report_dir, files, mode):
         path = os.path.join(report_dir, item["name"])
         directory = os.path.dirname(path)
         if not os.path.isdir(directory):
-            os.makedirs(directory, 0o750)
+            # exist_ok: the leaves of a run write into the same report_dir at once (one worker each)
+            os.makedirs(directory, 0o750, exist_ok=True)
         R.write_atomic(path, item["content"], mode)
 
 

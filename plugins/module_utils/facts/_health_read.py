@@ -15,9 +15,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
-import re
 import os
+import re
 import socket
 import time
 
@@ -91,7 +92,11 @@ def observe(module, params, save_state=True):
     if path:
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
-            os.makedirs(directory, 0o755)
+            try:
+                os.makedirs(directory, 0o755)
+            except OSError as exc:   # the node timer and a run may create it at once
+                if exc.errno != errno.EEXIST or not os.path.isdir(directory):
+                    raise
     with _fileio.locked(path):
         raw = read_host(module, params)
         observations, state = derive(raw, params.get("flap_window", 21600), params.get("boot_grace", 600))

@@ -115,3 +115,18 @@ def test_bad_input_fails_the_leaf_with_the_variable_and_value(tmp_path):
     assert ("switch_qos_ecn_thresholds.400.max_kb=200 is below switch_qos_ecn_thresholds.400.min_kb=2000"
             in proc.stdout), proc.stdout
     assert not (tmp_path / "out").exists()
+
+
+def test_two_leaves_creating_the_same_report_directory_at_once_both_write(tmp_path, monkeypatch):
+    """The leaves of a run write into one report_dir at once, one worker each: the directory that
+    did not exist when one looked may exist when it creates it ([Errno 17] File exists, seen in a
+    unit run of the playbook above)."""
+    from ansible_collections.rdma.fabric.plugins.action import switch_qos_plan
+    real_makedirs = os.makedirs
+
+    def racing_makedirs(name, *args, **kwargs):
+        os.mkdir(name)   # the other worker, between the look and the makedirs
+        return real_makedirs(name, *args, **kwargs)
+    monkeypatch.setattr(switch_qos_plan.os, "makedirs", racing_makedirs)
+    switch_qos_plan.write(str(tmp_path), [{"name": "records/leaf-1.json", "content": "{}"}], 0o640)
+    assert (tmp_path / "records" / "leaf-1.json").read_text() == "{}"
