@@ -72,8 +72,11 @@ def test_fix_arranges_mallopt_in_each_child_once():
 
 def test_turned_off_arranges_nothing():
     hooks = []
-    assert _malloc.fix_mmap_threshold({"RDMA_FABRIC_MMAP_THRESHOLD": "0"}, mallopt=lambda *a: 1,
-                                      at_fork=lambda after_in_child: hooks.append(after_in_child)) is None
+
+    def at_fork(after_in_child):
+        hooks.append(after_in_child)
+
+    assert _malloc.fix_mmap_threshold({"RDMA_FABRIC_MMAP_THRESHOLD": "0"}, mallopt=lambda *a: 1, at_fork=at_fork) is None
     assert hooks == []
 
 
