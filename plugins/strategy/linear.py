@@ -31,7 +31,9 @@ description:
     collection (C(rdma.fabric.)) in its arguments, variables, conditions or loop, it imports the
     collection's filter and lookup plugins in the control node's main process, once per run, so
     that the workers inherit them; ansible-core imports them in every worker that templates one
-    (more than half of the fabric test's worker CPU). C(RDMA_FABRIC_PRELOAD_FILTERS=0) turns this off.
+    (more than half of the fabric test's worker CPU). An include or import of one of the
+    collection's roles does not count by the role's name; the role's tasks do when they are queued.
+    C(RDMA_FABRIC_PRELOAD_FILTERS=0) turns this off.
   - On glibc, in every worker it forks, it fixes malloc's mmap threshold at 128 KiB (C(mallopt(3)),
     M_MMAP_THRESHOLD), which also turns off glibc's dynamic threshold, so that each worker gives
     back the module payload buffers it freed instead of keeping them. The drift check's peak
