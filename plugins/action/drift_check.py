@@ -32,20 +32,23 @@ _role_specs.preload(A.NODE_AREAS)
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("areas", "area_groups", "apply", "apply_defer", "settings"))
+    _VALID_ARGS = frozenset(("areas", "area_groups", "apply", "apply_defer", "settings", "apply_var",
+                             "settings_var", "environment_var"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
         host = task_vars.get("inventory_hostname")
         args = self._task.args
-        apply, defer = (_boolean(args, name) for name in ("apply", "apply_defer"))
+        read = _VariableReader(self._templar, task_vars)
+        apply, defer = (_boolean(args, name, read) for name in ("apply", "apply_defer"))
         if ("areas" in args) == ("area_groups" in args):
             raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
                                "and area_groups (area: the inventory group it applies to)")
-        names = args.get("settings") or []
+        names, what = read.option(args, "settings", [])
+        names = names or []
         if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-            raise AnsibleError("drift_check: settings: expected a list of the roles' variable names, got %r" % (names,))
+            raise AnsibleError("drift_check: %s: expected a list of the roles' variable names, got %r" % (what, names))
         _role_specs.setting_roles(A.NODE_AREAS, names)
         self.__get = None
         if "area_groups" in args:
@@ -73,6 +76,7 @@ class ActionModule(ActionBase):
             # opensm.conf holds the SM_Key: the result (its records) is not shown, as no_log
             result["_ansible_no_log"] = True
         module_args = {"areas": specs, "host": host, "return_facts": False}
+        self._node_environment(args, read)
         if apply:
             module_args["apply"] = True
             if defer and "nic_firmware" in specs and _role_specs.checked_settings(
@@ -140,6 +144,27 @@ class ActionModule(ActionBase):
                 raise AnsibleError("drift_check: area_groups.%s: %s is undefined" % (area, name))
         return specs
 
+    def _node_environment(self, args, read):
+        """The mapping in the variable ``environment_var`` names (``rdma_fabric_environment`` in
+        playbooks/drift_check.yml) added to the node call's environment, under the task's own
+        ``environment`` (which wins where both set a name): what the play's ``environment:`` keyword
+        gave the call, without templating the keyword in every host's worker."""
+        name = args.get("environment_var")
+        if name is None:
+            return
+        environment, what = read.option(args, "environment", None)
+        if environment is None:
+            return
+        if not isinstance(environment, dict) or not all(isinstance(key, str) and key for key in environment):
+            raise AnsibleError("drift_check: %s=%r: expected a mapping of environment variable names to values"
+                               % (what, environment))
+        if environment:
+            own = self._task.environment
+            own = list(own) if isinstance(own, list) else ([own] if own else [])
+            # ActionBase merges them first to last (the play's, the block's, the task's): the
+            # variable's goes first, so the task's own keyword wins
+            self._task.environment = [dict(environment)] + own
+
     def _getter(self, task_vars):
         """The host's variables over the five roles' defaults, and one getter for every area (a
         variable two areas read is templated once)."""
@@ -150,11 +175,37 @@ class ActionModule(ActionBase):
         return self.__get
 
 
-def _boolean(args, name):
+def _boolean(args, name, read):
+    value, what = read.option(args, name, False)
     try:
-        return boolean(args.get(name, False), strict=True)
+        return boolean(value, strict=True)
     except TypeError:
-        raise AnsibleError("drift_check: %s=%r: expected true or false" % (name, args.get(name)))
+        raise AnsibleError("drift_check: %s=%r: expected true or false" % (what, value))
+
+
+class _VariableReader(object):
+    """An option given by the name of the variable that holds it (``apply_var: __drift_check_apply``):
+    the host's value, templated only when it holds a template. A task argument that is a template
+    costs a Jinja compile in every host's worker; most of these values are plain (a default, an
+    inventory value)."""
+
+    def __init__(self, templar, task_vars):
+        self._templar, self._task_vars, self._get = templar, task_vars, None
+
+    def option(self, args, name, default):
+        """``(value, what)``: the option ``name`` (``NAME_var``, when given, names the variable to
+        read it from; an undefined one is ``default``), and the name an error should give: the
+        variable's, as the user set it, or the option's."""
+        var = args.get(name + "_var")
+        if var is None:
+            return args.get(name, default), name
+        if not isinstance(var, str) or not var:
+            raise AnsibleError("drift_check: %s_var=%r: expected the name of a variable" % (name, var))
+        if name in args:
+            raise AnsibleError("drift_check: %s and %s_var: expected one of them" % (name, name))
+        if self._get is None:
+            self._get = _role_specs.getter(self._templar, self._task_vars)
+        return self._get(var, default), var
 
 
 def _cached_spec(area, get, render):

@@ -43,6 +43,14 @@ options:
       - Another value than a boolean is refused, naming the option.
     type: bool
     default: false
+  apply_var:
+    description:
+      - The name of the variable that holds O(apply), read from the host's variables (undefined:
+        V(false)) and templated only when it holds a template; an error names that variable.
+      - A task argument that is a template costs a Jinja compile in every host's worker;
+        C(playbooks/drift_check.yml) reads V(__drift_check_apply), which is most often undefined.
+      - Not with O(apply).
+    type: str
   apply_defer:
     description:
       - With O(apply), what C(playbooks/site.yml) converges in its check's own call, leaving the rest to
@@ -63,6 +71,15 @@ options:
       - A play may set C(__ROLE_spec) itself; the action then templates that instead.
       - C(playbooks/drift_check.yml) uses it. Exactly one of O(area_groups) and O(areas).
     type: dict
+  environment_var:
+    description:
+      - The name of a variable (V(rdma_fabric_environment) in C(playbooks/drift_check.yml)) whose
+        mapping of environment variables the node call gets, under the task's own C(environment)
+        (which wins where both set a name), as the play's C(environment) keyword would give it
+        without templating the keyword in every host's worker.
+      - Undefined or null, nothing is added; a value that is no mapping of names is an error naming the
+        variable and the value.
+    type: str
   areas:
     description:
       - Area name to spec, each templated by the task (for example
@@ -79,6 +96,12 @@ options:
     type: list
     elements: str
     default: []
+  settings_var:
+    description:
+      - The name of the variable that holds O(settings), read as O(apply_var) reads its own (undefined:
+        none).
+      - Not with O(settings).
+    type: str
 attributes:
   action_group:
     description: Use C(group/rdma.fabric.drift) in C(module_defaults) to set defaults for this module.

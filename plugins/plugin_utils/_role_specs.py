@@ -290,6 +290,13 @@ def preload(roles):
             role_defaults(role)
         except (OSError, KeyError, TypeError, yaml.YAMLError, AnsibleError):
             pass   # the worker reads it again and reports the error where it is used
+    # the lookup that renders the roles' templates, found and its configuration read from its
+    # DOCUMENTATION (a YAML parse) by the plugin loader here, not in each worker's renderer()
+    try:
+        from ansible.plugins.loader import lookup_loader
+        lookup_loader.get("rdma.fabric.role_template", class_only=True)
+    except (ImportError, AnsibleError, OSError, KeyError, TypeError, ValueError, AttributeError):
+        pass   # renderer() finds it again and reports the error where it is used
 
 
 def checked_variables(role, get, others=()):

@@ -193,3 +193,118 @@ def test_the_argument_specs_are_read_when_the_plugin_is_imported():
     assert set(A.NODE_AREAS) <= set(_role_specs._OPTIONS)
     assert _role_specs._OPTIONS["roce_qos"]["roce_qos_pfc_priorities"]["type"] == "list"
     assert "ansible_collections.rdma.fabric.plugins.lookup.role_template" in sys.modules
+
+
+class _Templar(object):
+    """What the task's templar returns for a template (records what it was asked)."""
+
+    def __init__(self, answers):
+        self.answers, self.asked = answers, []
+
+    def template(self, value):
+        self.asked.append(value)
+        return self.answers[value]
+
+
+def run_with(args, task_vars, templar=None, environment=None, responses=None):
+    task = mock.MagicMock()
+    task.args, task.async_val, task.environment = args, 0, environment
+    # the class as the module is now (a test above reloads it)
+    from ansible_collections.rdma.fabric.plugins.action import drift_check
+    plugin = drift_check.ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
+                          shared_loader_obj=None)
+    calls = []
+    answers = list(responses or [{"drift_records": [], "checked": ["roce_qos"], "applied": {}}])
+    plugin._execute_module = lambda module_name, module_args=None, **kw: calls.append(module_args) or answers.pop(0)
+    with mock.patch("ansible.plugins.action.ActionBase.run", return_value={}):
+        result = plugin.run(task_vars=dict({"inventory_hostname": "gpu 1"}, **task_vars))
+    return result, calls, task
+
+
+def test_apply_var_reads_the_variable_templating_only_a_template():
+    """playbooks/tasks/drift_check.yml names __drift_check_apply: undefined is false, a plain value is
+    taken as it is (no templating: no Jinja compile per host), a template is templated."""
+    areas = {"roce_qos": {"settings": {}}}
+    templar = _Templar({"{{ mode == 'node' }}": True})
+    _result, calls, _task = run_with({"areas": areas, "apply_var": "__drift_check_apply"}, {}, templar)
+    assert "apply" not in calls[0] and templar.asked == []
+    _result, calls, _task = run_with({"areas": areas, "apply_var": "__drift_check_apply"},
+                                     {"__drift_check_apply": "yes"}, templar)
+    assert calls[0]["apply"] is True and templar.asked == []
+    _result, calls, _task = run_with({"areas": areas, "apply_var": "__drift_check_apply"},
+                                     {"__drift_check_apply": "{{ mode == 'node' }}"}, templar)
+    assert calls[0]["apply"] is True and templar.asked == ["{{ mode == 'node' }}"]
+
+
+@pytest.mark.parametrize("args, task_vars, words", [
+    ({"apply_var": "__drift_check_apply"}, {"__drift_check_apply": "maybe"},
+     "drift_check: __drift_check_apply='maybe': expected true or false"),
+    ({"settings_var": "__drift_check_settings"}, {"__drift_check_settings": "gpudirect_reboot"},
+     "drift_check: __drift_check_settings: expected a list of the roles' variable names, got 'gpudirect_reboot'"),
+    ({"settings_var": "__s"}, {"__s": ["no_such_variable"]}, "no_such_variable not a variable of the roles"),
+    ({"apply_var": "__a", "apply": True}, {}, "drift_check: apply and apply_var: expected one of them"),
+    ({"apply_var": ["__a"]}, {}, "drift_check: apply_var=['__a']: expected the name of a variable"),
+    ({"environment_var": "rdma_fabric_environment"}, {"rdma_fabric_environment": ["SYSFS_PATH=/x"]},
+     "drift_check: rdma_fabric_environment=['SYSFS_PATH=/x']: expected a mapping of environment variable names"),
+])
+def test_a_bad_value_read_from_a_variable_is_refused_naming_the_variable_before_any_call(args, task_vars, words):
+    with pytest.raises(AnsibleError) as error:
+        run_with(dict({"areas": {"roce_qos": {"settings": {}}}}, **args), task_vars, _Templar({}))
+    assert words in str(error.value)
+
+
+def test_settings_var_returns_the_settings_the_variable_names():
+    task_vars = {"__drift_check_settings": ["gpudirect_reboot"], "gpudirect_reboot": "never"}
+    with mock.patch("ansible_collections.rdma.fabric.plugins.plugin_utils._core_compat.templar_with",
+                    lambda templar, variables: templar):
+        result, _calls, _task = run_with({"areas": {"roce_qos": {"settings": {}}}, "settings_var": "__drift_check_settings"},
+                                         task_vars, _Templar({}))
+    assert result["settings"] == {"gpudirect_reboot": "never"}
+
+
+@pytest.mark.parametrize("own, value, expected", [
+    (None, {"SYSFS_PATH": "/run/fabricsim/sys"}, [{"SYSFS_PATH": "/run/fabricsim/sys"}]),
+    # the task's own environment keyword comes last: ActionBase merges first to last, so it wins
+    ([{"SYSFS_PATH": "/sys", "A": "1"}], {"SYSFS_PATH": "/run/fabricsim/sys"},
+     [{"SYSFS_PATH": "/run/fabricsim/sys"}, {"SYSFS_PATH": "/sys", "A": "1"}]),
+    ([], {}, []),
+    ([], None, []),
+])
+def test_environment_var_gives_the_node_call_the_variables_environment(own, value, expected):
+    task_vars = {} if value is None else {"rdma_fabric_environment": value}
+    _result, calls, task = run_with({"areas": {"roce_qos": {"settings": {}}}, "environment_var": "rdma_fabric_environment"},
+                                    task_vars, _Templar({}), environment=own)
+    assert len(calls) == 1
+    assert (task.environment or []) == expected
+
+
+def test_environment_var_is_merged_as_the_play_keyword_was():
+    """What the node call's environment string holds: ActionBase's own merge of the task's list."""
+    from ansible.plugins.action import ActionBase
+    task = mock.MagicMock()
+    task.environment = [{"A": "var", "SYSFS_PATH": "/run/fabricsim/sys"}, {"A": "own"}]
+    base = mock.MagicMock()
+    base._task, base._templar = task, _TemplarIdentity()
+    out = {}
+    ActionBase._compute_environment_string(base, out)
+    assert out == {"A": "own", "SYSFS_PATH": "/run/fabricsim/sys"}
+
+
+class _TemplarIdentity(object):
+    def template(self, value):
+        return value
+
+
+def test_the_drift_check_play_passes_the_environment_through_the_action():
+    """playbooks/drift_check.yml: no environment keyword on the check's play (a compile per host),
+    the check's task names rdma_fabric_environment, and the scheduler gate keeps its environment."""
+    with open("playbooks/drift_check.yml") as handle:
+        plays = yaml.safe_load(handle)
+    with open("playbooks/tasks/drift_check.yml") as handle:
+        task = yaml.safe_load(handle)[0]["rdma.fabric.drift_check"]
+    assert "environment" not in plays[0]
+    assert task["environment_var"] == "rdma_fabric_environment"
+    assert (task["apply_var"], task["settings_var"]) == ("__drift_check_apply", "__drift_check_settings")
+    gate = plays[0]["tasks"][0]["always"][0]
+    assert gate["environment"] == "{{ rdma_fabric_environment | default({}) }}"
+    assert gate["block"][0]["ansible.builtin.include_role"]["tasks_from"] == "scheduler_gate"
