@@ -220,13 +220,14 @@ def _cached_spec(area, get, render):
     if key is None:
         return _role_specs.build(area, get, render)
     path = os.path.join(C.DEFAULT_LOCAL_TMP, "rdma_fabric_role_spec", "%s-%s.json" % (area, key))
+    own = _role_specs.host_fields(area)
     spec = _read_spec(path, get)
     if spec is not None:
-        return spec
+        return _own(spec, own, get)
     with role_template._locked(path):   # pylint: disable=protected-access
         spec = _read_spec(path, get)
         if spec is not None:
-            return spec
+            return _own(spec, own, get)
         read, pure = set(), [True]
 
         def recording(term, template_vars=None):
@@ -246,6 +247,13 @@ def _cached_spec(area, get, render):
 
 
 _ABSENT = "<absent>"
+
+
+def _own(spec, host_fields, get):
+    """A kept spec with the keys that are the host's own (the area's HOST_FIELDS) set for this host."""
+    if host_fields is not None:
+        spec.update(host_fields({"inventory_hostname": get("inventory_hostname", None)}))
+    return spec
 
 
 def _canonical(values):

@@ -141,7 +141,10 @@ def spec_key(area, get):
     area_object = AREA_OBJECTS[area]
     options = role_options(area)
     others = tuple(getattr(area_object, "OTHER_VARIABLES", ()))
-    if "inventory_hostname" in others or any(_secrets.is_secret(name) for name in options):
+    if host_fields(area) is not None:
+        # the host's name goes only into the spec's HOST_FIELDS, which the cache's reader sets
+        others = tuple(name for name in others if name != "inventory_hostname")
+    if "inventory_hostname" in others or has_secret(area):
         return None
     try:
         values = [(name, get(name)) for name in sorted(options)] + [(name, get(name, None)) for name in sorted(others)]
@@ -149,6 +152,26 @@ def spec_key(area, get):
     except (AnsibleError, TypeError, ValueError):
         return None
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_HAS_SECRET = {}
+
+
+def has_secret(area):
+    """Whether a variable of the area's role is a secret (read once per process: preload)."""
+    if area not in _HAS_SECRET:
+        _HAS_SECRET[area] = any(_secrets.is_secret(name) for name in role_options(area))
+    return _HAS_SECRET[area]
+
+
+def host_fields(area):
+    """``function(variables) -> {key: value}``: the keys of the area's spec that are the host's own
+    (its name), which is all its spec takes of the host's name; None when the area declares none
+    (HOST_FIELDS). A spec the run cache shares between hosts gets these set for each host."""
+    area_object = AREA_OBJECTS[area]
+    if not getattr(area_object, "HOST_FIELDS", ()):
+        return None
+    return area_object.host_fields
 
 
 def lookup_expression(name):
@@ -288,6 +311,8 @@ def preload(roles):
             role_options(role)
             checked_defaults(role)
             role_defaults(role)
+            if role in AREA_OBJECTS:
+                has_secret(role)
         except (OSError, KeyError, TypeError, yaml.YAMLError, AnsibleError):
             pass   # the worker reads it again and reports the error where it is used
     # the lookup that renders the roles' templates, found and its configuration read from its

@@ -43,6 +43,10 @@ NAME = "nccl_env"
 PREFIX = "nccl_env_"
 # read besides the role's own variables: the host the messages name
 OTHER_VARIABLES = ("inventory_hostname",)
+# The spec's keys that are the host's own: host_fields sets them from the host's name. Nothing else
+# of the spec reads it, so the drift check's run cache shares the rest between hosts with the same
+# settings (plugin_utils/_role_specs.spec_key) and sets these for each host.
+HOST_FIELDS = ("host",)
 # the role's boolean variables (converted as ``| bool`` converts them)
 FLAGS = ("header_rails", "refresh_facts", "verify")
 # No file comes from a role template and no unit is enabled: the files' text is the node's.
@@ -136,8 +140,14 @@ def spec(variables, render):
     """What the controller hands the node (the role's ``__nccl_env_spec``, the drift check's
     area spec): the settings and the host the messages name. No facts: ``plan`` takes the
     node's; no template: the files' text is the node's (``render`` is not called)."""
-    return {"settings": settings(variables), "host": variables.get("inventory_hostname") or "this node",
-            "files": [], "units": []}
+    out = {"settings": settings(variables), "files": [], "units": []}
+    out.update(host_fields(variables))
+    return out
+
+
+def host_fields(variables):
+    """The spec's HOST_FIELDS for the host whose variables these are: the name messages give it."""
+    return {"host": variables.get("inventory_hostname") or "this node"}
 
 
 def config_errors(settings):

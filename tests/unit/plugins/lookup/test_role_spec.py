@@ -370,7 +370,8 @@ CACHE_PLAY = """
 
 def test_hosts_with_the_same_values_share_one_spec_per_run(tmp_path):
     """The drift check builds an area's spec once per run for every distinct set of the values it
-    reads; a host with another value gets its own; nccl_env's (it names the host) is each host's."""
+    reads; a host with another value gets its own. nccl_env's names the host (its HOST_FIELDS): it
+    is shared too, with the host's own name set in each host's."""
     (tmp_path / "action_plugins").mkdir()
     (tmp_path / "action_plugins" / "spec_probe.py").write_text(CACHE_PROBE)
     (tmp_path / "play.yml").write_text(CACHE_PLAY)
@@ -391,8 +392,13 @@ def test_hosts_with_the_same_values_share_one_spec_per_run(tmp_path):
     assert specs["gpu1"]["roce_qos"] == specs["gpu2"]["roce_qos"]
     assert specs["gpu1"]["gpudirect"] == specs["gpu2"]["gpudirect"] == specs["gpu3"]["gpudirect"]
     assert specs["gpu3"]["roce_qos"]["settings"]["roce_dscp"] == 30 != specs["gpu1"]["roce_qos"]["settings"]["roce_dscp"]
-    # kept after gpu1: one roce_qos and one gpudirect spec; after gpu3, a second roce_qos one; none for nccl_env
+    assert [specs[h]["nccl_env"]["host"] for h in ("gpu1", "gpu2", "gpu3")] == ["gpu1", "gpu2", "gpu3"]
+    assert specs["gpu1"]["nccl_env"]["settings"] == specs["gpu2"]["nccl_env"]["settings"]
+    # nccl_env_roce_dscp's default is roce_qos_roce_dscp: gpu3's differs
+    assert specs["gpu3"]["nccl_env"]["settings"] != specs["gpu1"]["nccl_env"]["settings"]
+    # kept after gpu1: one spec of each area; after gpu3, a second roce_qos and nccl_env one
     kept = [sorted(set(name.split("-")[0] for name in hosts[h]["kept"] if name.endswith(".json"))) for h in ("gpu1", "gpu3")]
-    assert kept == [["gpudirect", "roce_qos"], ["gpudirect", "roce_qos"]]
-    count = dict((h, sum(1 for n in hosts[h]["kept"] if n.startswith("roce_qos-") and n.endswith(".json"))) for h in hosts)
-    assert count == {"gpu1": 1, "gpu2": 1, "gpu3": 2}
+    assert kept == [["gpudirect", "nccl_env", "roce_qos"], ["gpudirect", "nccl_env", "roce_qos"]]
+    for area in ("roce_qos", "nccl_env"):
+        count = dict((h, sum(1 for n in hosts[h]["kept"] if n.startswith(area + "-") and n.endswith(".json"))) for h in hosts)
+        assert count == {"gpu1": 1, "gpu2": 1, "gpu3": 2}, area
