@@ -278,10 +278,20 @@ def main():
         out.update(apply_areas(module, host, areas, wanted, facts, errors,
                                unless_drifted=module.params["apply_unless_drifted"]))
         if out.pop("failed"):
-            module.fail_json(**out)
+            module.fail_json(invocation=invocation(module.params), **out)
     elif areas:
         out.update(check_areas(module, host, areas, facts, errors))
-    module.exit_json(**out)
+    module.exit_json(invocation=invocation(module.params), **out)
+
+
+def invocation(params):
+    """What the result echoes of the call (AnsibleModule echoes every option): the areas by name,
+    not their specs. A spec is what the controller sent (its settings and rendered files, about
+    10 KB per host), which the node would serialize, mask and send back and the controller's
+    worker parse again, for a result nobody reads (the drift check's action returns its own)."""
+    out = dict((name, value) for name, value in params.items() if name != "areas")
+    out["areas"] = sorted(params.get("areas") or {})
+    return {"module_args": out}
 
 
 if __name__ == "__main__":
