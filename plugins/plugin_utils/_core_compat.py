@@ -77,6 +77,7 @@ import contextlib
 import gc
 import hashlib
 import importlib
+import json
 import marshal
 import os
 import shutil
@@ -547,6 +548,37 @@ def install_code_cache(directory=None):
     get_code._rdma_fabric_code_cache = True
     base.get_code = get_code
     return True
+
+
+def cached_data(kind, paths, build, directory=None):
+    """``build()``'s JSON data (a role's argument specs as read, its checked defaults), kept
+    between runs beside the code cache (install_code_cache) under a key of ``kind``, ansible-core's
+    version and each of ``paths``' path, size and modification time: what the drift check's action
+    reads in every run's main process from files that rarely change. Any doubt (no cache, another
+    user's directory, a file that does not load) builds it again; ``RDMA_FABRIC_CODE_CACHE=0`` turns
+    it off with the code cache."""
+    if not code_cache_enabled():
+        return build()
+    try:
+        directory = directory or code_cache_dir()
+        key = hashlib.sha256("\0".join([kind, CORE_VERSION] + [_code_key(path) for path in paths]).encode()).hexdigest()
+        path = os.path.join(directory, "%s-%s.json" % (kind, key))
+        if _private_dir(directory) and os.path.isfile(path) and not os.path.islink(path):
+            with open(path) as handle:
+                return json.load(handle)["data"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return build()
+    data = build()
+    try:
+        os.makedirs(directory, 0o700, exist_ok=True)
+        if _private_dir(directory):
+            fd, part = tempfile.mkstemp(prefix=".data-", dir=directory)
+            with os.fdopen(fd, "w") as handle:
+                json.dump({"data": data}, handle)
+            os.rename(part, path)
+    except (OSError, TypeError, ValueError):
+        pass
+    return data
 
 
 # ---------------------------------------------------------------------------------------------

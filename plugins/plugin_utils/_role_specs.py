@@ -212,12 +212,16 @@ def role_options(role):
     ``meta/argument_specs.yml``, the role's contract (read once per process)."""
     if role not in _OPTIONS:
         path = os.path.join(_COLLECTION, "roles", role, "meta", "argument_specs.yml")
-        with open(path) as handle:
-            specs = yaml.load(handle, Loader=_YAML_LOADER)["argument_specs"]  # a safe loader
-        options = {}
-        for entry in specs.values():
-            options.update(entry.get("options") or {})
-        _OPTIONS[role] = options
+
+        def read():
+            with open(path) as handle:
+                specs = yaml.load(handle, Loader=_YAML_LOADER)["argument_specs"]  # a safe loader
+            options = {}
+            for entry in specs.values():
+                options.update(entry.get("options") or {})
+            return options
+        # kept between runs (plain data: JSON gives back what the safe loader gave)
+        _OPTIONS[role] = _core_compat.cached_data("role_options", [path], read)
     return _OPTIONS[role]
 
 
@@ -259,20 +263,26 @@ def checked_defaults(role):
     checked_variables checks only the others. When the defaults together fail the check, none is
     trusted and every variable is checked (read once per process, like the argument specs)."""
     if role not in _DEFAULTS:
-        trusted = {}
-        try:
-            options = role_options(role)
-            with open(os.path.join(_COLLECTION, "roles", role, "defaults", "main.yml")) as handle:
-                defaults = yaml.load(handle, Loader=_YAML_LOADER) or {}   # a safe loader
-            plain = dict((name, value) for name, value in defaults.items()
-                         if name in options and not options[name].get("required") and not _has_template(value))
-            result = ArgumentSpecValidator(dict((name, options[name]) for name in plain)).validate(dict(plain))
-            if not result.error_messages:
-                trusted = dict((name, _canonical(value)) for name, value in plain.items()
-                               if _canonical(result.validated_parameters.get(name)) == _canonical(value))
-        except (OSError, KeyError, TypeError, ValueError, AttributeError, yaml.YAMLError):
-            trusted = {}
-        _DEFAULTS[role] = trusted
+        defaults_path = os.path.join(_COLLECTION, "roles", role, "defaults", "main.yml")
+
+        def read():
+            try:
+                options = role_options(role)
+                with open(defaults_path) as handle:
+                    defaults = yaml.load(handle, Loader=_YAML_LOADER) or {}   # a safe loader
+                plain = dict((name, value) for name, value in defaults.items()
+                             if name in options and not options[name].get("required") and not _has_template(value))
+                result = ArgumentSpecValidator(dict((name, options[name]) for name in plain)).validate(dict(plain))
+                if not result.error_messages:
+                    return dict((name, _canonical(value)) for name, value in plain.items()
+                                if _canonical(result.validated_parameters.get(name)) == _canonical(value))
+            except (OSError, KeyError, TypeError, ValueError, AttributeError, yaml.YAMLError):
+                pass
+            return {}
+        # kept between runs, under a key of the files it reads and of this file (its rules)
+        sources = [os.path.join(_COLLECTION, "roles", role, "meta", "argument_specs.yml"), defaults_path,
+                   os.path.abspath(__file__)]
+        _DEFAULTS[role] = _core_compat.cached_data("checked_defaults", sources, read)
     return _DEFAULTS[role]
 
 

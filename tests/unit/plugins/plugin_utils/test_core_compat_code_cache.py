@@ -79,3 +79,66 @@ def test_other_modules_are_compiled_by_ansible_core(tmp_path):
     assert K.CODE_PREFIX == "ansible_collections.rdma.fabric."
     _run(ROOT, tmp_path / "code")
     assert all(name.endswith(".code") for name in os.listdir(tmp_path / "code"))
+
+
+def test_cached_data_is_built_once_and_again_when_a_file_changes(tmp_path, monkeypatch):
+    """What the drift check's action reads in every run's main process (a role's argument specs,
+    its checked defaults) is kept beside the code, under a key of its files."""
+    monkeypatch.delenv(K.CODE_CACHE_ENV, raising=False)
+    source = tmp_path / "argument_specs.yml"
+    source.write_text("a: 1\n")
+    built = []
+
+    def build():
+        built.append(source.read_text())
+        return {"options": {"x": {"type": "int", "choices": [1, 2]}}, "read": source.read_text()}
+    directory = tmp_path / "code"
+    first = K.cached_data("role_options", [str(source)], build, str(directory))
+    again = K.cached_data("role_options", [str(source)], build, str(directory))
+    assert first == again and len(built) == 1
+    assert oct(os.stat(directory).st_mode & 0o777) == "0o700"
+    # another kind of data from the same file is another entry
+    K.cached_data("checked_defaults", [str(source)], build, str(directory))
+    assert len(built) == 2
+    # a changed file (another size): built again, the new data returned
+    source.write_text("a: 22\n")
+    assert K.cached_data("role_options", [str(source)], build, str(directory))["read"] == "a: 22\n"
+    assert len(built) == 3
+
+
+def test_cached_data_trusts_no_other_directory_and_can_be_turned_off(tmp_path, monkeypatch):
+    source = tmp_path / "f.yml"
+    source.write_text("x\n")
+    built = []
+    directory = tmp_path / "code"
+    K.cached_data("k", [str(source)], lambda: built.append(1) or {"n": len(built)}, str(directory))
+    os.chmod(directory, 0o777)          # writable by others: not read
+    assert K.cached_data("k", [str(source)], lambda: built.append(1) or {"n": len(built)}, str(directory)) == {"n": 2}
+    os.chmod(directory, 0o700)
+    monkeypatch.setenv(K.CODE_CACHE_ENV, "0")
+    assert K.cached_data("k", [str(source)], lambda: built.append(1) or {"n": len(built)}, str(directory)) == {"n": 3}
+    # a file that is gone: built (the builder says what is wrong)
+    monkeypatch.delenv(K.CODE_CACHE_ENV)
+    assert K.cached_data("k", [str(tmp_path / "gone.yml")], lambda: {"built": True}, str(directory)) == {"built": True}
+
+
+def test_the_role_specs_read_from_the_cache_are_the_files_own(tmp_path, monkeypatch):
+    """The argument specs and checked defaults of every node area, kept and read back, are what
+    reading the roles' files gives."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.drift import _drift_areas as A
+    from ansible_collections.rdma.fabric.plugins.plugin_utils import _role_specs as R
+    monkeypatch.delenv(K.CODE_CACHE_ENV, raising=False)
+    monkeypatch.setattr(K, "code_cache_dir", lambda local_tmp=None: str(tmp_path / "code"))
+    monkeypatch.setattr(R, "_OPTIONS", {})
+    monkeypatch.setattr(R, "_DEFAULTS", {})
+    kept = dict((role, (R.role_options(role), R.checked_defaults(role))) for role in A.NODE_AREAS)   # written
+    R._OPTIONS.clear()
+    R._DEFAULTS.clear()
+    read_back = dict((role, (R.role_options(role), R.checked_defaults(role))) for role in A.NODE_AREAS)
+    assert len(os.listdir(tmp_path / "code")) == 2 * len(A.NODE_AREAS)
+    monkeypatch.setenv(K.CODE_CACHE_ENV, "0")
+    R._OPTIONS.clear()
+    R._DEFAULTS.clear()
+    fresh = dict((role, (R.role_options(role), R.checked_defaults(role))) for role in A.NODE_AREAS)
+    assert kept == read_back == fresh
+    assert fresh["roce_qos"][0]["roce_qos_pfc_priorities"]["type"] == "list" and fresh["roce_qos"][1]
