@@ -18,6 +18,7 @@ import ipaddress
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _dscp
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 
 class NcclError(ValueError):
@@ -27,7 +28,7 @@ class NcclError(ValueError):
 # ---------------------------------------------------------------- NCCL_IB_HCA
 
 MAX_HCAS = 32  # fixed upper limit documented for NCCL_IB_HCA
-_DEVICE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+\Z")
+_DEVICE_NAME = _lazy_re.compile(r"^[A-Za-z0-9_.\-]+\Z")
 
 
 def _rail_items(rails):
@@ -264,7 +265,7 @@ NCCL_TOPO_FILE NCCL_TREE_THRESHOLD NCCL_TUNER_PLUGIN NCCL_UID_STAGGER_RATE NCCL_
 NCCL_WIN_ENABLE NCCL_WORK_FIFO_BYTES NCCL_WORK_FIFO_DEPTH
 """.split())
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = _lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def validate_names(names, allowed=None):
@@ -358,12 +359,12 @@ def parse_conf(text):
 # "NET/IB : GPU Direct RDMA Enabled|Disabled for HCA i 'name'", channels "... via NET/IB/i[/GDRDMA][/Shared]"
 # (old: "Ring 00 : 1 -> 0 [receive] via NET/IB/0"), "Using network IB|Socket|<plugin>". Lines carry a
 # "host:pid:tid [dev] NCCL INFO " prefix, sometimes behind a launcher's "[rank]<stdout>:".
-_LOG_PREFIX = re.compile(r"(?:\[\d+\]<std(?:out|err)>:)?(?:(?P<host>[^\s:]+):\d+:\d+ \[\d+\] )?NCCL INFO (?P<msg>.*)\Z")
-_LOG_USING = re.compile(r"NET/IB ?: Using(?P<items>(?: \[\d+\][^\s\[;]+)*) ?(?P<ro>\[RO\])?; OOB (?P<oob>\S+)\Z")
-_LOG_ITEM = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s/]+):(?P<port>\d+)(?::\d+){0,2}/(?P<ll>IB|RoCE)\Z")
-_LOG_GDR = re.compile(r"NET/IB ?: GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA (?P<index>\d+) '(?P<name>[^']+)'")
-_LOG_VIA = re.compile(r".* via NET/IB/(?P<index>\d+)(?P<flags>(?:/[A-Za-z]+)*)\s*\Z")
-_LOG_NETWORK = re.compile(r"Using network (?P<net>\S+)\Z")
+_LOG_PREFIX = _lazy_re.compile(r"(?:\[\d+\]<std(?:out|err)>:)?(?:(?P<host>[^\s:]+):\d+:\d+ \[\d+\] )?NCCL INFO (?P<msg>.*)\Z")
+_LOG_USING = _lazy_re.compile(r"NET/IB ?: Using(?P<items>(?: \[\d+\][^\s\[;]+)*) ?(?P<ro>\[RO\])?; OOB (?P<oob>\S+)\Z")
+_LOG_ITEM = _lazy_re.compile(r"\[(?P<index>\d+)\](?P<name>[^:\s/]+):(?P<port>\d+)(?::\d+){0,2}/(?P<ll>IB|RoCE)\Z")
+_LOG_GDR = _lazy_re.compile(r"NET/IB ?: GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA (?P<index>\d+) '(?P<name>[^']+)'")
+_LOG_VIA = _lazy_re.compile(r".* via NET/IB/(?P<index>\d+)(?P<flags>(?:/[A-Za-z]+)*)\s*\Z")
+_LOG_NETWORK = _lazy_re.compile(r"Using network (?P<net>\S+)\Z")
 
 
 def _log_node(nodes, host):

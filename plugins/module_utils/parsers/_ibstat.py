@@ -46,16 +46,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._guid import normalize_guid
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 KINDS = ("CA", "Switch", "Router", "iWARP RNIC")
-_HEAD = re.compile(r"(?P<kind>%s)(?P<alone>:?) '(?P<name>[^']+)'" % "|".join(KINDS))
-_PORT = re.compile(r"Port (?P<port>\d+):")
-_FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z ]*[A-Za-z]):(?:\s+(?P<value>.*))?")
-_ERROR = re.compile(r"(?:\S*/)?(?:ibpanic|ibwarn|iberror|ibstat):.*")
-_ANNOTATION = re.compile(r"\$ .*|\[rc=-?\d+\]|#.*")
+_HEAD = _lazy_re.compile(r"(?P<kind>%s)(?P<alone>:?) '(?P<name>[^']+)'" % "|".join(KINDS))
+_PORT = _lazy_re.compile(r"Port (?P<port>\d+):")
+_FIELD = _lazy_re.compile(r"(?P<key>[A-Za-z][A-Za-z ]*[A-Za-z]):(?:\s+(?P<value>.*))?")
+_ERROR = _lazy_re.compile(r"(?:\S*/)?(?:ibpanic|ibwarn|iberror|ibstat):.*")
+_ANNOTATION = _lazy_re.compile(r"\$ .*|\[rc=-?\d+\]|#.*")
 
 GUID_FIELDS = {"Node GUID": "node_guid", "System image GUID": "sys_image_guid", "Port GUID": "port_guid"}
 INT_FIELDS = ("Number of ports", "Base lid", "LMC", "SM lid")

@@ -97,6 +97,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 TOOL = "lldptool"
 TLV_NAMES = {
@@ -134,7 +135,7 @@ def _yes(text):
     return None
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = _lazy_re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _clean(text):
@@ -293,10 +294,10 @@ def _parse_ets(body, with_willing):
     return entry
 
 
-_APP_LINE = re.compile(r"App#\s*([0-9]+)\s+Prio\s+(\S+)\s+Sel\s+(\S+)\s+P-ID\s+([^:]+):\s*(\S*)\Z")
-_APP_DSCP = re.compile(r"Prio:\s*(\S+)\s+dscp:\s*(.*)\Z")
-_APP_OLD_HEAD = re.compile(r"App#\s*([0-9]+):\Z", re.I)
-_APP_OLD_FIELD = re.compile(r"(Priority|Sel|[^:]+?):\s*(\S*)\Z", re.I)
+_APP_LINE = _lazy_re.compile(r"App#\s*([0-9]+)\s+Prio\s+(\S+)\s+Sel\s+(\S+)\s+P-ID\s+([^:]+):\s*(\S*)\Z")
+_APP_DSCP = _lazy_re.compile(r"Prio:\s*(\S+)\s+dscp:\s*(.*)\Z")
+_APP_OLD_HEAD = _lazy_re.compile(r"App#\s*([0-9]+):\Z", re.I)
+_APP_OLD_FIELD = _lazy_re.compile(r"(Priority|Sel|[^:]+?):\s*(\S*)\Z", re.I)
 
 
 def _app_entry(body, lineno, line, prio, sel, label, proto):
@@ -388,10 +389,10 @@ _CEE_SUBS = {
     "control tlv:": "control", "priority groups tlv:": "pg", "priority flow control tlv:": "pfc",
     "application tlv:": "app", "fcoe logical link tlv:": "llink", "lan logical link tlv:": "llink",
 }
-_CEE_FLAGS = re.compile(r"(Not )?Enabled, (Not )?Willing, (No )?Error\Z")
-_CEE_APP = re.compile(r"(Ethertype|TCP/UDP Port|Reserved):\s*(\S+?),\s*Priority Map:\s*(\S+)\Z")
-_CEE_APP_OUI = re.compile(r"OUI:\s*(\S+?),\s*Selector:\s*(\S+?),\s*Protocol ID:\s*(\S+?),\s*Priority Map:\s*(\S+)\Z")
-_CIN_APP = re.compile(r"(?:FCoE|Subtype:\s*(\S+))\s+Priority Map:\s*(\S+)\Z")
+_CEE_FLAGS = _lazy_re.compile(r"(Not )?Enabled, (Not )?Willing, (No )?Error\Z")
+_CEE_APP = _lazy_re.compile(r"(Ethertype|TCP/UDP Port|Reserved):\s*(\S+?),\s*Priority Map:\s*(\S+)\Z")
+_CEE_APP_OUI = _lazy_re.compile(r"OUI:\s*(\S+?),\s*Selector:\s*(\S+?),\s*Protocol ID:\s*(\S+?),\s*Priority Map:\s*(\S+)\Z")
+_CIN_APP = _lazy_re.compile(r"(?:FCoE|Subtype:\s*(\S+))\s+Priority Map:\s*(\S+)\Z")
 
 
 def _parse_dcbx(body, flavour):
@@ -548,7 +549,7 @@ def _cee_pg_line(body, lineno, line, record):
 
 # a garbled DCB TLV name would hide its TLV: "IEEE 8021QAZ APP TL", "CEE DCBX TV" (a switch's
 # free-text System Description "CEE DCBX switch" must not match)
-_DCB_NAME_LIKE = re.compile(r"IEEE 8021QAZ |((PRE-)?CEE|CIN) DCBX T")
+_DCB_NAME_LIKE = _lazy_re.compile(r"IEEE 8021QAZ |((PRE-)?CEE|CIN) DCBX T")
 
 
 def parse_tlvs(text):
@@ -602,7 +603,7 @@ def parse_tlvs(text):
     return result
 
 
-_APP_CONFIG = re.compile(r"([0-9]+):\(([^,()]*),([^,()]*),([^,()]*)\)\s+(local|peer)\s+(?:hw\s+)?\(([a-z ]+)\)\Z")
+_APP_CONFIG = _lazy_re.compile(r"([0-9]+):\(([^,()]*),([^,()]*),([^,()]*)\)\s+(local|peer)\s+(?:hw\s+)?\(([a-z ]+)\)\Z")
 
 
 def parse_app_config(text):
@@ -680,7 +681,7 @@ def pfc_from_bitmask(text, tlv_enabled=None):
 
 _IDENTITY_TLVS = {"Chassis ID TLV": "chassis_id", "Port ID TLV": "port_id", "System Name TLV": "system_name"}
 # lldp_mand_clif.c print_chassis_id() / print_port_id(): the subtype label before the value
-_SUBTYPED = re.compile(r"(MAC|IPv4|IPv6|Bad IPv4|Bad IPv6|Network Address Type [0-9]+|Chassis Component|IfAlias|"
+_SUBTYPED = _lazy_re.compile(r"(MAC|IPv4|IPv6|Bad IPv4|Bad IPv6|Network Address Type [0-9]+|Chassis Component|IfAlias|"
                        r"Interface Alias|Port Component|Ifname|Local|Agent Circuit ID|Bad Chassis ID|Bad Port ID):\s*(\S.*)\Z")
 
 

@@ -47,6 +47,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 try:  # Python 2: str and unicode
     _TEXT = (str, unicode)  # noqa: F821 pylint: disable=undefined-variable
@@ -54,28 +55,28 @@ except NameError:
     _TEXT = (str,)
 
 COLUMN_KEYS = {"Default": "default", "Current": "current", "Next Boot": "next_boot", "New": "new"}
-_DEVICE_START = re.compile(r"^Device #(?P<n>\d+):$")
-_DASHES = re.compile(r"^-{3,}$")
-_FIELD = re.compile(r"^(?P<key>Device type|Name|Description|Device|PCI device):(?:\s+(?P<value>.*?))?\s*$")
-_CONF = re.compile(r"^Configurations:(?P<cols>.*)$")
-_COL_LABEL = re.compile(r"Next Boot|Default|Current|New")
-_ROW = re.compile(r"^(?P<mark>[* ])?(?P<ro>RO)?\s+(?P<name>[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?)(?:\s+(?P<values>\S.*?))?\s*$")
-_MSG = re.compile(r"^-(?P<kind>[EWID])-\s?(?P<text>.*?)\s*$")
-_PROMPT = re.compile(r"^\s*(?P<question>Apply new Configuration\?|Apply reset and set\?|Do you want to continue\?"
+_DEVICE_START = _lazy_re.compile(r"^Device #(?P<n>\d+):$")
+_DASHES = _lazy_re.compile(r"^-{3,}$")
+_FIELD = _lazy_re.compile(r"^(?P<key>Device type|Name|Description|Device|PCI device):(?:\s+(?P<value>.*?))?\s*$")
+_CONF = _lazy_re.compile(r"^Configurations:(?P<cols>.*)$")
+_COL_LABEL = _lazy_re.compile(r"Next Boot|Default|Current|New")
+_ROW = _lazy_re.compile(r"^(?P<mark>[* ])?(?P<ro>RO)?\s+(?P<name>[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?)(?:\s+(?P<values>\S.*?))?\s*$")
+_MSG = _lazy_re.compile(r"^-(?P<kind>[EWID])-\s?(?P<text>.*?)\s*$")
+_PROMPT = _lazy_re.compile(r"^\s*(?P<question>Apply new Configuration\?|Apply reset and set\?|Do you want to continue\?"
                      r"|Reset configuration for device \S+\?|Do you want to reboot the device \S+ now\?)"
                      r"(?: \(y/n\) \[n\] :)? ?(?P<rest>.*)$")
-_APPLY = re.compile(r"^Applying\.\.\.\s*(?P<result>Done!|Failed!)?\s*$")
-_FREE = re.compile(
+_APPLY = _lazy_re.compile(r"^Applying\.\.\.\s*(?P<result>Done!|Failed!)?\s*$")
+_FREE = _lazy_re.compile(
     r"^(?:The '\*' shows parameters with next value different from default/current value\."
     r"|The 'RO' shows parameters which are for read only and cannot be changed"
     r"|Device Firmware does not support reading (?:default and current|default|current) configurations"
     r"|Param \S+ is not going to be set since value matches next value|Nothing to set|Done!"
     r"|Query output saved to .*|Rebooting device .*|Received signal \d+\.)$")
-_TLV_CONT = re.compile(r"^ {4}\S")
-_NAME_OK = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?$")
-_LABELLED = re.compile(r"^(?P<label>.*\S)\((?P<num>-?\d+)\)$")
-_INT = re.compile(r"^-?\d+$")
-_HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
+_TLV_CONT = _lazy_re.compile(r"^ {4}\S")
+_NAME_OK = _lazy_re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?$")
+_LABELLED = _lazy_re.compile(r"^(?P<label>.*\S)\((?P<num>-?\d+)\)$")
+_INT = _lazy_re.compile(r"^-?\d+$")
+_HEX = _lazy_re.compile(r"^0[xX][0-9a-fA-F]+$")
 _BOOLS = {"true": 1, "false": 0}
 
 

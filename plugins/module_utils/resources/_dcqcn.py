@@ -45,6 +45,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._common import 
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_validate as V
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 POINTS = ("np", "rp")
 # the fields kept in the rdma_cm configfs group of the device port
@@ -71,7 +72,7 @@ KNOWN_PARAMS = {
            "rpg_min_rate", "rate_to_set_on_first_cnp", "dce_tcp_g", "dce_tcp_rtt",
            "rate_reduce_monitor_period", "initial_alpha_value"),
 }
-_TCLASS = re.compile(r"Global tclass=(-?\d+)")
+_TCLASS = _lazy_re.compile(r"Global tclass=(-?\d+)")
 # The RDMA-CM default RoCE mode: the option's names -> the kernel's text. The text is
 # drivers/infiniband/core/cache.c gid_type_str[] (what cma_configfs.c default_roce_mode_show
 # prints and default_roce_mode_store compares exactly, one trailing newline allowed; EINVAL for

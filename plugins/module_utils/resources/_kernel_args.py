@@ -31,9 +31,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common import _bdf
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 
 class ArgumentError(ValueError):
@@ -81,15 +81,15 @@ def make_word(name, value):
 # validation of the values this module knows
 # --------------------------------------------------------------------------------------
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
+_NAME_RE = _lazy_re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 # characters a value may hold; quotes and backslashes would need a second quoting layer
 # through sh, GRUB and the kernel that nothing reads back reliably.
-_BAD_VALUE_CHARS = re.compile(r"[\"'\\`\s$]")
+_BAD_VALUE_CHARS = _lazy_re.compile(r"[\"'\\`\s$]")
 
 _HEX = r"[0-9A-Fa-f]"
 # pci:<vendor>:<device>[:<subvendor>:<subdevice>]  (pci_dev_str_match, 0 = any)
-_PCI_IDS_RE = re.compile(r"^pci:(%s{1,4}):(%s{1,4})(?::(%s{1,4}):(%s{1,4}))?\Z" % ((_HEX,) * 4))
-_ACS_FLAGS_RE = re.compile(r"^[01xX]{1,7}\Z")
+_PCI_IDS_RE = _lazy_re.compile(r"^pci:(%s{1,4}):(%s{1,4})(?::(%s{1,4}):(%s{1,4}))?\Z" % ((_HEX,) * 4))
+_ACS_FLAGS_RE = _lazy_re.compile(r"^[01xX]{1,7}\Z")
 
 # pci= sub-options from Documentation/admin-guide/kernel-parameters.txt; "=" marks
 # those that take a value.  Unknown sub-options are warned about, not refused: the

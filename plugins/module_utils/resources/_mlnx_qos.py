@@ -61,7 +61,6 @@ __metaclass__ = type
 
 import math
 import os
-import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import (
     ToolError, check_name, find_tool, run_tool, sysfs_path,
@@ -69,6 +68,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._common import 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._dscp import default_priority
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import Resource
 from ansible_collections.rdma.fabric.plugins.module_utils.resources import _qos_validate as V
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 TOOL = "mlnx_qos"
 CONFIG_KEYS = ("dcbx", "trust", "pfc", "dscp2prio", "prio_tc", "tsa", "tcbw", "ratelimit",
@@ -91,27 +91,27 @@ class MlnxQosError(ValueError):
 # in three spaces, and vendor doc pages collapse every whitespace run.
 _RE = {
     # a pasted session's prompt: "$ mlnx_qos", "root@host:~# mlnx_qos", "[u@h dir]$ sudo mlnx_qos"
-    "prompt": re.compile(r"^(?:\[[^\]]*\]|[^\s$#]*)[$#]\s*(?:sudo\s+)?(\S*/)?mlnx_qos\b"),
-    "warning": re.compile(r"^\*+\s*WARNING:\s*(.*?)\s*\**\Z"),
-    "unsupported": re.compile(r"^(.*\bnot supported on your system)!?\Z"),
-    "dcbx": re.compile(r"^DCBX mode:\s*(OS|Firmware) controlled\Z"),
+    "prompt": _lazy_re.compile(r"^(?:\[[^\]]*\]|[^\s$#]*)[$#]\s*(?:sudo\s+)?(\S*/)?mlnx_qos\b"),
+    "warning": _lazy_re.compile(r"^\*+\s*WARNING:\s*(.*?)\s*\**\Z"),
+    "unsupported": _lazy_re.compile(r"^(.*\bnot supported on your system)!?\Z"),
+    "dcbx": _lazy_re.compile(r"^DCBX mode:\s*(OS|Firmware) controlled\Z"),
     # "Priority trust mode:" is 5c00758 (2017-06) only
-    "trust": re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\Z"),
-    "dscp_head": re.compile(r"^dscp2prio mapping:\Z"),
-    "dscp_row": re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)\Z"),
-    "deflt_head": re.compile(r"^default priority:\Z"),
-    "deflt_row": re.compile(r"^prio:\s*(\d+)\Z"),
-    "buffer": re.compile(r"^Receive buffer size \(bytes\):\s*(.*)\Z"),
-    "cable": re.compile(r"^Cable len:\s*(\d+)\Z"),
-    "pfc_head": re.compile(r"^PFC configuration:\Z"),
-    "pfc_prio": re.compile(r"^priority((?:\s+\d){8})\Z"),
-    "pfc_enabled": re.compile(r"^enabled((?:\s+[01]){8})\Z"),
-    "pfc_buffer": re.compile(r"^buffer((?:\s+\d){8})\Z"),
-    "tc_head": re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*(unlimited|([0-9.]+)\s*Gbps)\s*,\s*tsa:\s*(.*)\Z"),
+    "trust": _lazy_re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\Z"),
+    "dscp_head": _lazy_re.compile(r"^dscp2prio mapping:\Z"),
+    "dscp_row": _lazy_re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)\Z"),
+    "deflt_head": _lazy_re.compile(r"^default priority:\Z"),
+    "deflt_row": _lazy_re.compile(r"^prio:\s*(\d+)\Z"),
+    "buffer": _lazy_re.compile(r"^Receive buffer size \(bytes\):\s*(.*)\Z"),
+    "cable": _lazy_re.compile(r"^Cable len:\s*(\d+)\Z"),
+    "pfc_head": _lazy_re.compile(r"^PFC configuration:\Z"),
+    "pfc_prio": _lazy_re.compile(r"^priority((?:\s+\d){8})\Z"),
+    "pfc_enabled": _lazy_re.compile(r"^enabled((?:\s+[01]){8})\Z"),
+    "pfc_buffer": _lazy_re.compile(r"^buffer((?:\s+\d){8})\Z"),
+    "tc_head": _lazy_re.compile(r"^tc:\s*(\d+)\s+ratelimit:\s*(unlimited|([0-9.]+)\s*Gbps)\s*,\s*tsa:\s*(.*)\Z"),
     # Without rate-limit support the "tc: N ratelimit: ..., tsa: " prefix is not printed.
-    "tsa": re.compile(r"^(?:(ets),\s*bw:\s*(\d+)\s*%|(strict|vendor|unknown))\Z"),
-    "tc_member": re.compile(r"^priority:\s*(\d)\Z"),
-    "traceback": re.compile(r"^Traceback \(most recent call last\):"),
+    "tsa": _lazy_re.compile(r"^(?:(ets),\s*bw:\s*(\d+)\s*%|(strict|vendor|unknown))\Z"),
+    "tc_member": _lazy_re.compile(r"^priority:\s*(\d)\Z"),
+    "traceback": _lazy_re.compile(r"^Traceback \(most recent call last\):"),
 }
 
 

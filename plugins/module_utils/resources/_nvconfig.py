@@ -40,15 +40,16 @@ from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import is_
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError, check_name, run_tool, sysfs_path
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import Resource
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 # mlxconfig (NVIDIA MFT) first, then mstflint's own name for the same tool.
 TOOLS = ("mlxconfig", "mstconfig")
 FLINT_TOOLS = ("flint", "mstflint")
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 DEFAULT_BOOT_RECORD = "/var/lib/rdma-fabric/mlxconfig-boot.json"
-_NAME = re.compile(r"\A[A-Z][A-Z0-9_]*(\[[0-9]+\])?\Z")
-_VALUE = re.compile(r"\A[A-Za-z0-9_.\-]+\Z")
-_INT = re.compile(r"\A(?:0x[0-9a-fA-F]+|[0-9]+)\Z")
+_NAME = _lazy_re.compile(r"\A[A-Z][A-Z0-9_]*(\[[0-9]+\])?\Z")
+_VALUE = _lazy_re.compile(r"\A[A-Za-z0-9_.\-]+\Z")
+_INT = _lazy_re.compile(r"\A(?:0x[0-9a-fA-F]+|[0-9]+)\Z")
 # Enumerations of the parameters the profiles set (NVIDIA MFT user manual, mlxconfig parameter
 # list; mstflint mlxconfig/mlxconfig_dbs): label -> number. A port suffix (_P1, _P2) is removed
 # before the lookup.
@@ -66,7 +67,7 @@ WIDTHS = {"CNP_DSCP": 6, "CNP_802P_PRIO": 3, "ROCE_CC_PRIO_MASK": 8, "MAX_ACC_OU
 BOOLEANS = ("ADVANCED_PCI_SETTINGS", "ATS_ENABLED", "SRIOV_EN")
 # ConnectX NV per-port parameters: _P1 (physical function 0) and _P2 (function 1).
 MAX_PORTS = 2
-_PORT = re.compile(r"_P([0-9]+)\Z")
+_PORT = _lazy_re.compile(r"_P([0-9]+)\Z")
 
 
 def base_name(name):

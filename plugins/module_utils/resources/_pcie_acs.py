@@ -46,42 +46,42 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.common._bdf import BDF_TEXT, is_bdf, normalize_bdf
 from ansible_collections.rdma.fabric.plugins.module_utils.common._common import ToolError, find_tool, run_tool, sysfs_path
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._qos_validate import ValidationError
 from ansible_collections.rdma.fabric.plugins.module_utils.resources._resource import Resource
+from ansible_collections.rdma.fabric.plugins.module_utils.common import _lazy_re
 
 ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 REDIRECT_MASK = 0x0004 | 0x0008 | 0x0020      # ReqRedir, CmpltRedir, EgressCtrl
 ALL_MASK = 0x007f
 CLEAR_MASKS = {"redirect": REDIRECT_MASK, "all": ALL_MASK}
 
-_HEADER_RE = re.compile(
+_HEADER_RE = _lazy_re.compile(
     r"^(?P<bdf>" + BDF_TEXT + r")\s+"
     r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*?)"
     r"(?:\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\])?(?:\s+\(rev [0-9a-fA-F]+\))?(?:\s+\(prog-if [^)]*\))?\s*\Z")
-_FLAG_RE = re.compile(r"([A-Za-z0-9]+)([+-])")
+_FLAG_RE = _lazy_re.compile(r"([A-Za-z0-9]+)([+-])")
 # pciutils ls-caps.c cap_express_link: "LnkCap:\tPort #N, Speed 32GT/s, Width x16, ASPM ..." and
 # "LnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)"; the note is " (ok)", " (downgraded)" or
 # " (strange)" on endpoints and upstream ports, absent on root and downstream ports and before
 # pciutils 3.6 (which ends the line in a comma); an unknown speed code prints "unknown".
 _SPEED = r"(?:unknown|(?:2\.5|5|8|16|32|64|128)GT/s)"
 _NOTE = r"(?:\s\((?:ok|downgraded|strange|overdriven)\))?"
-_LINK_RE = re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>" + _SPEED + r")(?:\s*\((?P<snote>[a-z]+)\))?,"
+_LINK_RE = _lazy_re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>" + _SPEED + r")(?:\s*\((?P<snote>[a-z]+)\))?,"
                       r"\s*Width x(?P<width>\d+)(?:\s*\((?P<wnote>[a-z]+)\))?(?:,.*)?\Z")
-_LNKSTA_RE = re.compile(r"Speed " + _SPEED + _NOTE + r", Width x\d+" + _NOTE +
+_LNKSTA_RE = _lazy_re.compile(r"Speed " + _SPEED + _NOTE + r", Width x\d+" + _NOTE +
                         r"(?:,(?: [A-Za-z]+[+-])*)?\Z")     # < 3.6: ", TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-"
-_LNKCAP_RE = re.compile(r"Port #\d+, Speed " + _SPEED + r", Width x\d+, ASPM .+\Z")
-_ACS_LINE_RE = re.compile(r"SrcValid[+-] TransBlk[+-] ReqRedir[+-] CmpltRedir[+-] UpstreamFwd[+-] EgressCtrl[+-] "
+_LNKCAP_RE = _lazy_re.compile(r"Port #\d+, Speed " + _SPEED + r", Width x\d+, ASPM .+\Z")
+_ACS_LINE_RE = _lazy_re.compile(r"SrcValid[+-] TransBlk[+-] ReqRedir[+-] CmpltRedir[+-] UpstreamFwd[+-] EgressCtrl[+-] "
                           r"DirectTrans[+-]\Z")
-_HEXDUMP_RE = re.compile(r"^[0-9a-f]{2,3}:(?: [0-9a-f]{2})+\s*\Z")
+_HEXDUMP_RE = _lazy_re.compile(r"^[0-9a-f]{2,3}:(?: [0-9a-f]{2})+\s*\Z")
 _OWN_MESSAGE = ("lspci: ", "pcilib: ", "WARNING: ")
-_CAP_RE = re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
-_BUS_RE = re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
+_CAP_RE = _lazy_re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
+_BUS_RE = _lazy_re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
                      r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
-_PORT_RE = re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
+_PORT_RE = _lazy_re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
                       r"Legacy Endpoint|Root Complex Integrated Endpoint|Root Complex Event Collector|"
                       r"PCI-Express to PCI/PCI-X Bridge|"
                       r"PCI/PCI-X to PCI-Express Bridge)")
