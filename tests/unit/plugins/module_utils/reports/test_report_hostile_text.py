@@ -73,3 +73,16 @@ def test_json_stays_valid_and_ascii(text):
     out = R.to_json(_records(text), {"summary": text})
     out.encode("ascii")
     assert json.loads(out)["meta"]["summary"] == text
+
+
+def test_the_xml_forbidden_characters_are_the_complement_of_xml_1_0_char():
+    """W3C XML 1.0 section 2.2: Char ::= #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] |
+    [#x10000-#x10FFFF]; the JUnit writer escapes every other code point, and only those."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.reports import _report
+
+    def char(code):
+        return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
+    every = u"".join(chr(code) for code in range(0x110000))
+    forbidden = set(ord(c) for c in _report._XML_FORBIDDEN.findall(every))
+    assert forbidden == set(code for code in range(0x110000) if not char(code))
+    assert len(forbidden) == 2079
