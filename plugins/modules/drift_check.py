@@ -45,8 +45,8 @@ options:
     default: false
   apply_var:
     description:
-      - The name of the variable that holds O(apply), read from the host's variables (undefined:
-        V(false)) and templated only when it holds a template; an error names that variable.
+      - The name of the variable that holds O(apply), read from the host's variables (V(false) when it
+        is undefined) and templated only when it holds a template; an error names that variable.
       - A task argument that is a template costs a Jinja compile in every host's worker;
         C(playbooks/drift_check.yml) reads V(__drift_check_apply), which is most often undefined.
       - Not with O(apply).
@@ -98,8 +98,8 @@ options:
     default: []
   settings_var:
     description:
-      - The name of the variable that holds O(settings), read as O(apply_var) reads its own (undefined:
-        none).
+      - The name of the variable that holds O(settings), read as O(apply_var) reads its own (none when
+        it is undefined).
       - Not with O(settings).
     type: str
 attributes:
