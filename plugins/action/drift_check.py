@@ -45,6 +45,7 @@ class ActionModule(ActionBase):
         if ("areas" in args) == ("area_groups" in args):
             raise AnsibleError("drift_check: expected one of areas (area: the role's __ROLE_drift_spec) "
                                "and area_groups (area: the inventory group it applies to)")
+        environment = _environment(read.option(args, "environment", None))
         names, what = read.option(args, "settings", [])
         names = names or []
         if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
@@ -76,7 +77,7 @@ class ActionModule(ActionBase):
             # opensm.conf holds the SM_Key: the result (its records) is not shown, as no_log
             result["_ansible_no_log"] = True
         module_args = {"areas": specs, "host": host, "return_facts": False}
-        self._node_environment(args, read)
+        self._node_environment(environment)
         if apply:
             module_args["apply"] = True
             if defer and "nic_firmware" in specs and _role_specs.checked_settings(
@@ -144,20 +145,11 @@ class ActionModule(ActionBase):
                 raise AnsibleError("drift_check: area_groups.%s: %s is undefined" % (area, name))
         return specs
 
-    def _node_environment(self, args, read):
+    def _node_environment(self, environment):
         """The mapping in the variable ``environment_var`` names (``rdma_fabric_environment`` in
         playbooks/drift_check.yml) added to the node call's environment, under the task's own
         ``environment`` (which wins where both set a name): what the play's ``environment:`` keyword
         gave the call, without templating the keyword in every host's worker."""
-        name = args.get("environment_var")
-        if name is None:
-            return
-        environment, what = read.option(args, "environment", None)
-        if environment is None:
-            return
-        if not isinstance(environment, dict) or not all(isinstance(key, str) and key for key in environment):
-            raise AnsibleError("drift_check: %s=%r: expected a mapping of environment variable names to values"
-                               % (what, environment))
         if environment:
             own = self._task.environment
             own = list(own) if isinstance(own, list) else ([own] if own else [])
@@ -181,6 +173,18 @@ def _boolean(args, name, read):
         return boolean(value, strict=True)
     except TypeError:
         raise AnsibleError("drift_check: %s=%r: expected true or false" % (what, value))
+
+
+def _environment(value_what):
+    """The environment ``environment_var`` names (None when it is not given or undefined), checked:
+    a mapping of variable names; an error names the variable and the value."""
+    environment, what = value_what
+    if environment is None:
+        return None
+    if not isinstance(environment, dict) or not all(isinstance(key, str) and key for key in environment):
+        raise AnsibleError("drift_check: %s=%r: expected a mapping of environment variable names to values"
+                           % (what, environment))
+    return environment
 
 
 class _VariableReader(object):

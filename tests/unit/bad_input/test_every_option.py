@@ -348,6 +348,10 @@ ACTION_CASES = {
         ("area_groups", {"area_groups": {"rails": "gpu_nodes"}}, ["area_groups", "'rails'"]),
         ("settings", {"area_groups": {}, "settings": "gpudirect_reboot"}, ["settings", "'gpudirect_reboot'"]),
         ("settings", {"area_groups": {}, "settings": ["gpudirect_reboots"]}, ["settings", "gpudirect_reboots"]),
+        ("apply_var", {"area_groups": {}, "apply_var": ["__a"]}, ["apply_var", "['__a']", "the name of a variable"]),
+        ("apply_var", {"area_groups": {}, "apply_var": "__a", "apply": True}, ["apply and apply_var"]),
+        ("settings_var", {"area_groups": {}, "settings_var": ""}, ["settings_var=''", "the name of a variable"]),
+        ("environment_var", {"area_groups": {}, "environment_var": 5}, ["environment_var=5", "the name of a variable"]),
     ],
     "drift_report": [
         ("report_dir", {"report_dir": "@FILE@"}, ["report_dir", "@FILE@"]),
