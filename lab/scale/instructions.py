@@ -21,8 +21,10 @@ import subprocess
 import sys
 
 
-def count(out):
-    """{"main": instructions, "workers": [instructions, ...]} of the callgrind files in ``out``."""
+def count(out, main=None):
+    """{"main": instructions, "workers": [instructions, ...]} of the callgrind files in ``out``;
+    ``main`` is the main process's pid (the one valgrind started: its instructions.json records it),
+    else the process with the most instructions (pids wrap around: the lowest is not always the main)."""
     totals = {}
     for name in os.listdir(out):
         if not name.startswith("callgrind."):
@@ -34,8 +36,11 @@ def count(out):
                     break
     if not totals:
         raise SystemExit("instructions: no callgrind output in %s" % out)
-    main = min(totals)       # the first process (the main one) has the lowest pid of the run
-    return {"main": totals.pop(main), "workers": [totals[pid] for pid in sorted(totals)]}
+    if main is None:
+        main = max(totals, key=totals.get)
+    if main not in totals:
+        raise SystemExit("instructions: no callgrind output of the main process (pid %s) in %s" % (main, out))
+    return {"main": totals.pop(main), "main_pid": main, "workers": [totals[pid] for pid in sorted(totals)]}
 
 
 def report(figures):
@@ -53,7 +58,12 @@ def main():
     parser.add_argument("playbook_args", nargs="*", help="ansible-playbook's arguments, after --")
     args = parser.parse_args()
     if args.report:
-        print(report(count(args.report)))
+        try:
+            with open(os.path.join(args.report, "instructions.json")) as handle:
+                main_pid = json.load(handle).get("main_pid")
+        except (OSError, ValueError):
+            main_pid = None
+        print(report(count(args.report, main_pid)))
         return 0
     if not args.out or not args.playbook_args:
         parser.error("expected --out DIR -- ANSIBLE-PLAYBOOK-ARGS, or --report DIR")
@@ -67,8 +77,10 @@ def main():
     argv = [valgrind, "--tool=callgrind", "--callgrind-out-file=%s/callgrind.%%p" % args.out,
             "--zero-before=PyOS_AfterFork_Child", "--dump-instr=no", "-q", sys.executable, playbook] + args.playbook_args
     with open(os.path.join(args.out, "run.log"), "w") as log:
-        rc = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT)
-    figures = count(args.out)
+        # valgrind runs the program in its own process: this pid is the run's main process
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        rc = proc.wait()
+    figures = count(args.out, proc.pid)
     figures.update(rc=rc, argv=args.playbook_args)
     with open(os.path.join(args.out, "instructions.json"), "w") as handle:
         json.dump(figures, handle)
