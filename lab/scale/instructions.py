@@ -52,7 +52,7 @@ def report(figures):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--out", help="directory for the callgrind files (emptied first)")
     parser.add_argument("--report", help="print the figures of a counted run")
     parser.add_argument("playbook_args", nargs="*", help="ansible-playbook's arguments, after --")

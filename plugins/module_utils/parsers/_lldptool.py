@@ -682,7 +682,7 @@ def pfc_from_bitmask(text, tlv_enabled=None):
 _IDENTITY_TLVS = {"Chassis ID TLV": "chassis_id", "Port ID TLV": "port_id", "System Name TLV": "system_name"}
 # lldp_mand_clif.c print_chassis_id() / print_port_id(): the subtype label before the value
 _SUBTYPED = _lazy_re.compile(r"(MAC|IPv4|IPv6|Bad IPv4|Bad IPv6|Network Address Type [0-9]+|Chassis Component|IfAlias|"
-                       r"Interface Alias|Port Component|Ifname|Local|Agent Circuit ID|Bad Chassis ID|Bad Port ID):\s*(\S.*)\Z")
+                             r"Interface Alias|Port Component|Ifname|Local|Agent Circuit ID|Bad Chassis ID|Bad Port ID):\s*(\S.*)\Z")
 
 
 def parse_identity(text):

@@ -63,8 +63,8 @@ _COL_LABEL = _lazy_re.compile(r"Next Boot|Default|Current|New")
 _ROW = _lazy_re.compile(r"^(?P<mark>[* ])?(?P<ro>RO)?\s+(?P<name>[A-Za-z][A-Za-z0-9_]*(?:\[\d+(?:\.\.\d+)?\])?)(?:\s+(?P<values>\S.*?))?\s*$")
 _MSG = _lazy_re.compile(r"^-(?P<kind>[EWID])-\s?(?P<text>.*?)\s*$")
 _PROMPT = _lazy_re.compile(r"^\s*(?P<question>Apply new Configuration\?|Apply reset and set\?|Do you want to continue\?"
-                     r"|Reset configuration for device \S+\?|Do you want to reboot the device \S+ now\?)"
-                     r"(?: \(y/n\) \[n\] :)? ?(?P<rest>.*)$")
+                           r"|Reset configuration for device \S+\?|Do you want to reboot the device \S+ now\?)"
+                           r"(?: \(y/n\) \[n\] :)? ?(?P<rest>.*)$")
 _APPLY = _lazy_re.compile(r"^Applying\.\.\.\s*(?P<result>Done!|Failed!)?\s*$")
 _FREE = _lazy_re.compile(
     r"^(?:The '\*' shows parameters with next value different from default/current value\."

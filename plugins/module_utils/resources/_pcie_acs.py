@@ -70,21 +70,21 @@ _FLAG_RE = _lazy_re.compile(r"([A-Za-z0-9]+)([+-])")
 _SPEED = r"(?:unknown|(?:2\.5|5|8|16|32|64|128)GT/s)"
 _NOTE = r"(?:\s\((?:ok|downgraded|strange|overdriven)\))?"
 _LINK_RE = _lazy_re.compile(r"(?:Port #\d+,\s*)?Speed (?P<speed>" + _SPEED + r")(?:\s*\((?P<snote>[a-z]+)\))?,"
-                      r"\s*Width x(?P<width>\d+)(?:\s*\((?P<wnote>[a-z]+)\))?(?:,.*)?\Z")
+                            r"\s*Width x(?P<width>\d+)(?:\s*\((?P<wnote>[a-z]+)\))?(?:,.*)?\Z")
 _LNKSTA_RE = _lazy_re.compile(r"Speed " + _SPEED + _NOTE + r", Width x\d+" + _NOTE +
-                        r"(?:,(?: [A-Za-z]+[+-])*)?\Z")     # < 3.6: ", TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-"
+                              r"(?:,(?: [A-Za-z]+[+-])*)?\Z")     # < 3.6: ", TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-"
 _LNKCAP_RE = _lazy_re.compile(r"Port #\d+, Speed " + _SPEED + r", Width x\d+, ASPM .+\Z")
 _ACS_LINE_RE = _lazy_re.compile(r"SrcValid[+-] TransBlk[+-] ReqRedir[+-] CmpltRedir[+-] UpstreamFwd[+-] EgressCtrl[+-] "
-                          r"DirectTrans[+-]\Z")
+                                r"DirectTrans[+-]\Z")
 _HEXDUMP_RE = _lazy_re.compile(r"^[0-9a-f]{2,3}:(?: [0-9a-f]{2})+\s*\Z")
 _OWN_MESSAGE = ("lspci: ", "pcilib: ", "WARNING: ")
 _CAP_RE = _lazy_re.compile(r"^\s*Capabilities:\s+\[(?P<off>[0-9a-fA-F]+)(?:\s+v\d+)?\]\s+(?P<name>.*)\Z")
 _BUS_RE = _lazy_re.compile(r"Bus:\s+primary=(?P<pri>[0-9a-fA-F]+),\s+secondary=(?P<sec>[0-9a-fA-F]+),"
-                     r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
+                           r"\s+subordinate=(?P<sub>[0-9a-fA-F]+)")
 _PORT_RE = _lazy_re.compile(r"Express \(v\d\) (?P<type>Root Port|Downstream Port|Upstream Port|Endpoint|"
-                      r"Legacy Endpoint|Root Complex Integrated Endpoint|Root Complex Event Collector|"
-                      r"PCI-Express to PCI/PCI-X Bridge|"
-                      r"PCI/PCI-X to PCI-Express Bridge)")
+                            r"Legacy Endpoint|Root Complex Integrated Endpoint|Root Complex Event Collector|"
+                            r"PCI-Express to PCI/PCI-X Bridge|"
+                            r"PCI/PCI-X to PCI-Express Bridge)")
 
 
 def flags_to_word(flags):

@@ -212,7 +212,7 @@ def run_with(args, task_vars, templar=None, environment=None, responses=None):
     # the class as the module is now (a test above reloads it)
     from ansible_collections.rdma.fabric.plugins.action import drift_check
     plugin = drift_check.ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar,
-                          shared_loader_obj=None)
+                                      shared_loader_obj=None)
     calls = []
     answers = list(responses or [{"drift_records": [], "checked": ["roce_qos"], "applied": {}}])
     plugin._execute_module = lambda module_name, module_args=None, **kw: calls.append(module_args) or answers.pop(0)
