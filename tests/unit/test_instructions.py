@@ -3,6 +3,8 @@
 forked worker from its fork on), read from callgrind's own output files."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import importlib.util
 import os
 

@@ -3,6 +3,8 @@
 node areas' parsers and resources the drift check's action imports compile none at import."""
 from __future__ import absolute_import, division, print_function
 
+__metaclass__ = type
+
 import os
 import re
 import subprocess
