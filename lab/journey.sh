@@ -209,12 +209,19 @@ gate_resumes() {  # the fault cleared: resumed after the recovery window (one ru
   expect_slurm "$ADMIN_NODE" drained "$ADMIN_REASON" || return 1
   local job i
   job=$(cat "$OUT/gate-job")
-  for i in $(seq 1 20); do
+  # UNDRAIN asks slurmd to register again (the node shows '*' until it has), and a job pending on the
+  # node starts at the scheduler's next pass: the backfill's (bf_interval, 30 s) or the main one's
+  # (sched_interval, 60 s) when the registration does not queue one; so up to 90 s, not a fixed few
+  for i in $(seq 1 90); do
     [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] && break
     sleep 1
   done
-  [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] || { echo "journey: job $job still queued"; return 1; }
-  echo "job $job ran on $BAD_NODE once it was resumed"
+  [ -z "$(podman exec "$SLURM_CTL" squeue -h -j "$job" -o %T 2>/dev/null)" ] || {
+    echo "journey: job $job still queued after 90 s: $(podman exec "$SLURM_CTL" squeue -h -j "$job" -o '%T %r')"
+    expect_slurm "$BAD_NODE" 'idle|mixed|allocated|completing' 'none'
+    return 1
+  }
+  echo "job $job ran on $BAD_NODE once it was resumed ($i s after the fabric test)"
   # the administrator ends their own drain (the gate never does)
   podman exec "$SLURM_CTL" scontrol update NodeName="$ADMIN_NODE" State=UNDRAIN
 }
