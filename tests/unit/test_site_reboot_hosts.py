@@ -1,8 +1,9 @@
 """site.yml's node-mode reboot play (gpudirect_reboot=if_required): its hosts are the GPU nodes
 the one-call play converged (the drift groups, or every GPU node with site_converge=all) whose
-call left a reboot to do now; none with site_converge_mode=roles (gpudirect.yml reboots then).
-A converged re-run builds no host's variables for it. The play's own ``hosts`` expression,
-taken from playbooks/site.yml, is run by ansible-playbook on local hosts."""
+call left a reboot to do now (with site_converge_mode=roles site.yml does not import it: gpudirect.yml
+reboots then, tests/unit/test_site_modes.py). A converged re-run builds no host's variables for it. The
+play's own ``hosts`` expression, taken from playbooks/site_node.yml, is run by ansible-playbook on local
+hosts."""
 import os
 import re
 import subprocess
@@ -21,10 +22,10 @@ INVENTORY = """all:
 
 
 def _hosts_expression():
-    with open(os.path.join(REPO, "playbooks", "site.yml")) as handle:
+    with open(os.path.join(REPO, "playbooks", "site_node.yml")) as handle:
         plays = yaml.safe_load(handle)
     found = [p["hosts"] for p in plays if p.get("name") == PLAY_NAME]
-    assert len(found) == 1, "site.yml has no play %r" % PLAY_NAME
+    assert len(found) == 1, "site_node.yml has no play %r" % PLAY_NAME
     return found[0]
 
 
@@ -59,7 +60,6 @@ REBOOT = {"a": True, "b": False, "c": True, "e": True}
 @pytest.mark.parametrize("extra, expected", [
     ((), ["a"]),                                          # converged: a (b needs none; c not converged; e no GPU)
     (("-e", "site_converge=all"), ["a", "c"]),            # every GPU node was converged
-    (("-e", "site_converge_mode=roles"), []),             # gpudirect.yml's own reboot play
 ])
 def test_the_reboot_play_runs_on_the_converged_gpu_nodes_that_need_it(tmp_path, extra, expected):
     assert _run(tmp_path, GROUPS, REBOOT, extra) == expected
